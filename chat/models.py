@@ -267,6 +267,11 @@ class Dialogue(models.Model):
     recollection_of = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="recollections"
     )
+    # Set by review when the dialogue is rejected, shown to the worker who re-collects it.
+    rejection_reason = models.TextField(blank=True)
+    static_run = models.ForeignKey(
+        "StaticRun", null=True, blank=True, on_delete=models.CASCADE, related_name="dialogues"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
@@ -316,3 +321,72 @@ class Turn(models.Model):
 
     def __str__(self) -> str:
         return f"{self.dialogue_id}:{self.index} {self.speaker}"
+
+
+class StaticRun(models.Model):
+    """A static generation job: each backend answers every (or a seeded sample of N) context."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("排队中")
+        RUNNING = "running", _("运行中")
+        DONE = "done", _("已完成")
+        FAILED = "failed", _("有失败")
+        CANCELLED = "cancelled", _("已取消")
+
+    name = models.CharField(max_length=160)
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="static_runs")
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="static_runs")
+    backends = models.ManyToManyField(Backend, related_name="static_runs")
+    sample_size = models.PositiveIntegerField(
+        null=True, blank=True, help_text=_("Seeded random sample of N contexts; empty = all.")
+    )
+    seed = models.IntegerField(default=0)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    cancel_requested = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class StaticRunItem(models.Model):
+    """One (backend, sample) of a static run: its answer dialogue, or the error it failed with."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("待生成")
+        DONE = "done", _("已完成")
+        FAILED = "failed", _("失败")
+
+    run = models.ForeignKey(StaticRun, on_delete=models.CASCADE, related_name="items")
+    backend = models.ForeignKey(Backend, on_delete=models.PROTECT, related_name="+")
+    sample = models.ForeignKey(Sample, on_delete=models.PROTECT, related_name="+")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    dialogue = models.OneToOneField(
+        Dialogue, null=True, blank=True, on_delete=models.SET_NULL, related_name="static_item"
+    )
+    error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["run", "backend", "sample"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "backend", "sample"], name="staticrunitem_unique"
+            ),
+        ]
+        indexes = [models.Index(fields=["run", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}: {self.backend_id}/{self.sample_id} {self.status}"

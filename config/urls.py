@@ -9,6 +9,8 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("chat/", include("chat.urls")),
+    path("annotation/", include("annotation.urls")),
+    path("metrics/", include("metrics.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("config.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(permission_classes=[]), name="api-schema"),

@@ -11,8 +11,8 @@ from pathlib import Path
 from django.contrib.auth.models import Group, User
 from django.db import transaction
 
-from chat import services as chat_services
 from chat.models import Backend, Campaign, CampaignBackend, Dataset, Skill
+from chat.services import datasets as chat_services
 from core.access import Role
 
 DEMO_DATA_DIR = Path(__file__).resolve().parent / "demo_data"

@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from chat.models import Backend, Campaign, Dialogue, Turn
+from chat.models import Backend, Campaign, Dataset, Dialogue, StaticRun, Turn
 
 
 class JobStatus(models.TextChoices):
@@ -33,6 +33,10 @@ class MetricRun(models.Model):
 
     name = models.CharField(max_length=160)
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="metric_runs")
+    # Target: the campaign's dialogues, or only those of one static run.
+    static_run = models.ForeignKey(
+        StaticRun, null=True, blank=True, on_delete=models.CASCADE, related_name="metric_runs"
+    )
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.COMPUTED)
     metrics = models.JSONField(default=list)  # metric names from the registry
     metric_settings = models.JSONField(default=dict, blank=True)  # tokenizer, model paths, ...
@@ -135,6 +139,35 @@ class Report(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TrainedDiscriminator(models.Model):
+    """A learned response discriminator (seed 003) trained on a dataset's context-response pairs.
+
+    Saved versions are usable as an unreferenced metric; ``path`` is the saved model directory.
+    """
+
+    name = models.CharField(max_length=160, unique=True)
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="+")
+    config = models.JSONField(default=dict, blank=True)  # architecture preset and training settings
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    results = models.JSONField(default=dict, blank=True)  # accuracy, precision, recall, F1
+    path = models.CharField(max_length=300, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

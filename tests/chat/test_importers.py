@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from chat import services
 from chat.importers import DatasetImportError
 from chat.models import Dataset, Sample
+from chat.services import datasets as services
 from tests.chat.dataset_samples import (
     CPC_LINES,
     DUCONV_LINES,

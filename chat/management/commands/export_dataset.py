@@ -7,7 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from chat import selectors, services
+from chat.selectors import datasets as selectors
+from chat.services import datasets as services
 
 
 class Command(BaseCommand):

@@ -8,9 +8,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from chat import services
 from chat.importers import PARSERS, DatasetImportError
 from chat.models import Language
+from chat.services import datasets as services
 
 
 class Command(BaseCommand):

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from collections.abc import Iterator
 from typing import IO
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser, Group, User
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, reset_queries, transaction
-from django.utils.translation import gettext as _
 
 from chat.importers import PER_LINE_SKILL_FORMATS, DatasetImportError, check_size, iter_records
-from chat.models import Campaign, Dataset, Language, Participant, Sample, Skill
-from core.access import Role
+from chat.models import Dataset, Language, Sample, Skill
 
 # --- Datasets ---
 
@@ -231,45 +227,3 @@ def dataset_export_lines(*, dataset: Dataset) -> Iterator[str]:
 
 
 # --- Participants ---
-
-
-class ParticipationError(Exception):
-    """A worker cannot join a campaign (bad worker id, campaign not open)."""
-
-
-_WORKER_ID_RE = re.compile(r"^[A-Za-z0-9_.@:\-]{1,120}$")
-
-
-def participant_join(*, campaign: Campaign, external_id: str, source: str = "") -> User:
-    """The crowdworker account for a site's worker id in a campaign, created on first use.
-
-    Workers from crowdsourcing sites never choose a password: the account has an unusable one and
-    is reached again through the same invite link and worker id (as Prolific/MTurk studies expect).
-    """
-    external_id = external_id.strip()
-    if not _WORKER_ID_RE.match(external_id):
-        raise ParticipationError(
-            _("工作者 ID 只能包含字母、数字和 _ . @ : -，长度 1–120。")
-        )
-    if campaign.status != Campaign.Status.ACTIVE:
-        raise ParticipationError(_("该评测活动目前未开放。"))
-    existing = Participant.objects.select_related("user").filter(
-        campaign=campaign, external_id=external_id
-    ).first()
-    if existing is not None:
-        return existing.user
-    digest = hashlib.sha1(f"{campaign.pk}:{external_id}".encode()).hexdigest()[:8]
-    username = f"w{campaign.pk}-{external_id[:100]}-{digest}"
-    try:
-        with transaction.atomic():
-            user = User(username=username)
-            user.set_unusable_password()
-            user.save()
-            user.groups.add(Group.objects.get(name=Role.CROWDWORKER.value))
-            Participant.objects.create(
-                campaign=campaign, user=user, external_id=external_id, source=source[:40]
-            )
-    except IntegrityError:
-        # Another request joined with the same worker id first (a double click): use its account.
-        return Participant.objects.get(campaign=campaign, external_id=external_id).user
-    return user

@@ -12,9 +12,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chat import selectors, services
 from chat.importers import DatasetImportError
 from chat.models import Dataset, Language, Sample
+from chat.selectors import datasets as selectors
+from chat.services import datasets as services
 from core.http import jsonl_download
 
 

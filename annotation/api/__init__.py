@@ -1,0 +1,1 @@
+"""Api of the annotation app, one module per area."""

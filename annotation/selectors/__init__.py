@@ -1,0 +1,1 @@
+"""Selectors of the annotation app, one module per area."""

@@ -1,0 +1,1 @@
+"""Services of the annotation app, one module per area."""

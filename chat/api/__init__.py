@@ -1,0 +1,1 @@
+"""Api of the chat app, one module per area."""

@@ -1,0 +1,1 @@
+"""Selectors of the chat app, one module per area."""

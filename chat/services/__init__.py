@@ -1,0 +1,1 @@
+"""Services of the chat app, one module per area."""

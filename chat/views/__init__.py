@@ -1,0 +1,1 @@
+"""Views of the chat app, one module per area."""

@@ -1,0 +1,1 @@
+"""Api of the metrics app, one module per area."""

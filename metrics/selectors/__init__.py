@@ -1,0 +1,1 @@
+"""Selectors of the metrics app, one module per area."""

@@ -1,0 +1,1 @@
+"""Services of the metrics app, one module per area."""

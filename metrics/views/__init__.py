@@ -1,0 +1,1 @@
+"""Views of the metrics app, one module per area."""
