@@ -44,6 +44,8 @@ class Backend(models.Model):
         HTTP = "http", _("HTTP JSON 协议")
         TRANSFORMERS = "transformers", _("本地 transformers 模型")
         RETRIEVAL = "retrieval", _("检索（TF-IDF/BM25）")
+        # A system whose dialogues were imported; it cannot be called.
+        IMPORTED = "imported", _("导入的系统（不可调用）")
 
     name = models.CharField(max_length=120, unique=True)
     adapter = models.CharField(max_length=20, choices=Adapter.choices)
