@@ -16,6 +16,8 @@ from metrics.scorers.text import LANGUAGES, PROFILES, TOKENIZERS, TextProfile, t
 BLEU_SMOOTHINGS = ("none", "floor", "add-k", "exp", "nltk-method1", "nltk-method2")
 METEOR_SYNONYMS = ("auto", "wordnet", "none")
 EMBEDDING_OOV = ("mean", "skip")
+RUBER_BLENDS = ("min", "max", "arithmetic", "geometric")
+UNITS = ("response", "dialogue")
 
 
 class MetricUnavailable(Exception):
@@ -52,6 +54,12 @@ class Settings:
     bleurt_model: str | None = None
     perplexity_model: str | None = None
     perplexity_context: bool = False
+    followup_model: str | None = None
+    followup_items: tuple[str, ...] | None = None
+    followup_override: str | None = None
+    followup_max_length: int | None = None
+    discriminator_model: str | None = None
+    ruber_blend: str = "arithmetic"
     device: str | None = None
     batch_size: int = 64
 
@@ -62,6 +70,7 @@ class Settings:
             "bleu_smoothing": BLEU_SMOOTHINGS,
             "meteor_synonyms": METEOR_SYNONYMS,
             "embedding_oov": EMBEDDING_OOV,
+            "ruber_blend": RUBER_BLENDS,
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
@@ -78,6 +87,14 @@ class Settings:
             raise ValueError("setting batch_size must be at least 1")
         if self.bertscore_layer is not None and self.bertscore_layer < 0:
             raise ValueError("setting bertscore_layer must be 0 or more")
+        if self.followup_items is not None:
+            items = self.followup_items
+            if isinstance(items, str) or not all(isinstance(item, str) for item in items):
+                raise ValueError("setting followup_items must be a list of item names")
+            # Stored JSON gives a list; a frozen, hashable settings object keeps a tuple.
+            object.__setattr__(self, "followup_items", tuple(items))
+        if self.followup_max_length is not None and self.followup_max_length < 8:
+            raise ValueError("setting followup_max_length must be at least 8 tokens")
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> Settings:
@@ -167,6 +184,9 @@ class Batch:
     refs: Sequence[Sequence[str]] | None
     contexts: Sequence[Sequence[str]] | None
     settings: Settings
+    # "response": each item is a response in its context; "dialogue": each item is a dialogue's
+    # last model turn after its whole history (metrics with a dialogue level treat it as such).
+    unit: str = "response"
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:

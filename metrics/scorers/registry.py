@@ -24,6 +24,7 @@ from metrics.scorers import (
     bleurt,
     cider,
     embedding,
+    learned,
     lic,
     meteor,
     overlap,
@@ -31,12 +32,21 @@ from metrics.scorers import (
     rouge,
     sentence,
 )
-from metrics.scorers.base import Batch, Computed, MetricResult, MetricUnavailable, Settings
+from metrics.scorers.base import (
+    UNITS,
+    Batch,
+    Computed,
+    MetricResult,
+    MetricUnavailable,
+    Settings,
+)
 from metrics.scorers.ngrams import encoded
 from metrics.scorers.text import LANGUAGES
 
 SCORERS_VERSION = "1"
 LEVELS = ("response", "corpus")
+# Metrics that score a whole dialogue differently from its turns (see metrics.scorers.learned).
+DIALOGUE_LEVELS = ("response", "dialogue", "corpus")
 
 
 @dataclass(frozen=True)
@@ -121,6 +131,48 @@ def _specs() -> list[MetricSpec]:
         ),
         MetricSpec("length", "length", "length", False, False, _PROFILE),
     ]
+    followup_settings = (
+        "lang",
+        "followup_model",
+        "followup_items",
+        "followup_override",
+        "followup_max_length",
+        *_DEVICE,
+    )
+    specs += [
+        MetricSpec(
+            name,
+            "follow-up",
+            "followup",
+            False,
+            True,
+            followup_settings,
+            uses_text_profile=False,
+            levels=DIALOGUE_LEVELS,
+        )
+        for name in learned.FOLLOWUP_METRICS
+    ]
+    specs += [
+        MetricSpec(
+            "discriminator",
+            "learned",
+            "discriminator",
+            False,
+            True,
+            ("discriminator_model", *_DEVICE),
+            uses_text_profile=False,
+        ),
+        MetricSpec(
+            "ruber",
+            "learned",
+            "discriminator",
+            True,
+            True,
+            ("discriminator_model", "ruber_blend", *_DEVICE),
+            uses_text_profile=False,
+            batch_dependent=True,
+        ),
+    ]
     return specs
 
 
@@ -173,6 +225,8 @@ _KERNELS: dict[str, Callable[[Batch, Sequence[str]], dict[str, Computed]]] = {
     "bertscore": lambda batch, names: bertscore.bertscore(batch),
     "bleurt": lambda batch, names: {"bleurt": bleurt.bleurt(batch)},
     "perplexity": lambda batch, names: {"perplexity": perplexity.perplexity(batch)},
+    "followup": learned.followup_metrics,
+    "discriminator": learned.discriminator_metrics,
 }
 
 
@@ -201,6 +255,8 @@ def _details(spec: MetricSpec, batch: Batch) -> str:
         "bertscore": bertscore.bertscore_label,
         "bleurt": bleurt.bleurt_label,
         "perplexity": perplexity.perplexity_label,
+        "followup": learned.followup_label,
+        "discriminator": learned.discriminator_label,
     }
     return labels[spec.kernel](batch) if spec.kernel in labels else ""
 
@@ -232,8 +288,11 @@ def prepare(
     refs: Sequence[Sequence[str]] | None = None,
     contexts: Sequence[Sequence[str]] | None = None,
     settings: Settings | None = None,
+    unit: str = "response",
 ) -> Batch:
     """Validate the inputs of one system and wrap them for :func:`score_batch`."""
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {', '.join(UNITS)}, not {unit!r}")
     _check_texts(hyps, "hypotheses", allow_empty=True)
     if refs is not None:
         if len(refs) != len(hyps):
@@ -250,6 +309,7 @@ def prepare(
         None if refs is None else [list(g) for g in refs],
         None if contexts is None else [list(c) for c in contexts],
         settings or Settings(),
+        unit,
     )
 
 
@@ -299,14 +359,18 @@ def score(
     refs: Sequence[Sequence[str]] | None = None,
     contexts: Sequence[Sequence[str]] | None = None,
     settings: Settings | Mapping[str, object] | None = None,
+    unit: str = "response",
 ) -> dict[str, MetricResult]:
     """Score one system's responses with the metrics ``names``.
 
     ``refs[i]`` lists the references of ``hyps[i]`` (one or more), ``contexts[i]`` its context
-    turns (optional; used by ``perplexity`` with ``perplexity_context``). ``settings`` is a
-    :class:`Settings` or a mapping of its fields (e.g. stored JSON). Raises ``ValueError`` on bad
-    input; a metric that cannot run here is returned with ``unavailable`` set.
+    turns (optional; used by ``perplexity`` with ``perplexity_context`` and by the reference-free
+    metrics). ``settings`` is a :class:`Settings` or a mapping of its fields (e.g. stored JSON).
+    ``unit="dialogue"`` says each item is a dialogue's last model turn after its whole history:
+    metrics whose spec lists a ``dialogue`` level (the follow-up family) then score the dialogue
+    as a whole; the others score the item as a response. Raises ``ValueError`` on bad input; a
+    metric that cannot run here is returned with ``unavailable`` set.
     """
     if isinstance(settings, Mapping):
         settings = Settings.from_dict(settings)
-    return score_batch(names, prepare(hyps, refs, contexts, settings))
+    return score_batch(names, prepare(hyps, refs, contexts, settings, unit))
