@@ -31,7 +31,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -449,12 +449,13 @@ def train_discriminator(
     vectors: str | os.PathLike[str] | None = None,
     seed: int = 0,
     device: str | None = None,
+    on_epoch: Callable[[dict[str, float]], None] | None = None,
 ) -> TrainingResult:
     """Train on real (context, response) pairs with 1:1 random negatives (seed 003 §3.1-3.2).
 
     ``vectors`` initialises the embeddings from a text vectors file (whose dimension then replaces
     ``config.embedding_dim``); otherwise they start random. Seeded: the same inputs, seed and
-    device give the same model.
+    device give the same model. ``on_epoch`` receives each epoch's losses as it ends (progress).
     """
     config = config or DiscriminatorConfig()
     if len(contexts) != len(responses):
@@ -515,6 +516,8 @@ def train_discriminator(
                 "validation_loss": validation_loss,
             }
         )
+        if on_epoch is not None:
+            on_epoch(history[-1])
         if validation_loss < best_loss - 1e-6:
             best_loss, best_epoch = validation_loss, epoch
             best_state = {key: value.detach().clone() for key, value in net.state_dict().items()}
