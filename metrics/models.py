@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from chat.models import Backend, Campaign, Dataset, Dialogue, StaticRun, Turn
+from chat.models import Backend, Campaign, Dataset, Dialogue, Skill, StaticRun, Turn
 
 
 class JobStatus(models.TextChoices):
@@ -31,6 +31,11 @@ class MetricRun(models.Model):
         COMPUTED = "computed", _("计算")
         IMPORTED = "imported", _("导入")
 
+    class Target(models.TextChoices):
+        CAMPAIGN = "campaign", _("评测活动的对话")
+        STATIC_RUN = "static_run", _("静态生成任务")
+        UPLOAD = "upload", _("上传的回复文件")
+
     name = models.CharField(max_length=160)
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="metric_runs")
     # Target: the campaign's dialogues, or only those of one static run.
@@ -38,6 +43,10 @@ class MetricRun(models.Model):
         StaticRun, null=True, blank=True, on_delete=models.CASCADE, related_name="metric_runs"
     )
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.COMPUTED)
+    # What was scored; an upload's answers live in a campaign of their own (mode static).
+    target = models.CharField(max_length=12, choices=Target.choices, default=Target.CAMPAIGN)
+    # Campaign targets: accepted dialogues only (default), or submitted ones too.
+    include_submitted = models.BooleanField(default=False)
     metrics = models.JSONField(default=list)  # metric names from the registry
     metric_settings = models.JSONField(default=dict, blank=True)  # tokenizer, model paths, ...
     signatures = models.JSONField(default=dict, blank=True)  # metric -> settings signature string
@@ -122,6 +131,45 @@ class MetricScore(models.Model):
         return f"{self.metric}@{self.level}={self.value:.4g}"
 
 
+class MetricRunChunk(models.Model):
+    """One unit of a run's work: one system batch (backend × skill) × one metric family.
+
+    Corpus values (and CIDEr-D's idf) are defined over a whole system batch, so a batch is never
+    split. ``skill`` None is the backend's batch over all skills, which only yields the system
+    scores of group "". A chunk is done exactly once (compare-and-set on ``status``), which is
+    what keeps ``MetricRun.progress_done`` exact when a crashed chunk is run again.
+    """
+
+    run = models.ForeignKey(MetricRun, on_delete=models.CASCADE, related_name="chunks")
+    backend = models.ForeignKey(Backend, on_delete=models.CASCADE, related_name="+")
+    skill = models.ForeignKey(Skill, null=True, blank=True, on_delete=models.CASCADE)
+    family = models.CharField(max_length=40)
+    metrics = models.JSONField(default=list)
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING)
+    responses = models.PositiveIntegerField(default=0)
+    signatures = models.JSONField(default=dict, blank=True)
+    unavailable = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "backend", "skill", "family"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "backend", "skill", "family"],
+                name="metricrunchunk_unique_batch",
+            ),
+            models.UniqueConstraint(
+                fields=["run", "backend", "family"],
+                condition=Q(skill__isnull=True),
+                name="metricrunchunk_unique_all_skills",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}: {self.backend_id}/{self.skill_id or '*'}/{self.family}"
+
+
 class Report(models.Model):
     """A correlation study: its configuration, status, results (JSON) and generated files."""
 
@@ -168,6 +216,42 @@ class TrainedDiscriminator(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class FollowupSelection(models.Model):
+    """FED-Selected / FED-Cond-Selected item selection (seed 004 §3) against a rating job.
+
+    ``results`` holds the 2-fold cross-validated choice (items per fold, held-out Spearman and
+    Pearson) and the items chosen on all rated dialogues, which the ``*-selected`` metrics use.
+    """
+
+    name = models.CharField(max_length=160)
+    job = models.ForeignKey(
+        "annotation.RatingJob", on_delete=models.CASCADE, related_name="followup_selections"
+    )
+    dimension = models.CharField(max_length=60)  # a rubric question key, or "overall"
+    model_path = models.CharField(max_length=300)
+    language = models.CharField(max_length=5)
+    conditional = models.BooleanField(default=True)  # FED-Cond (True) or FED (False)
+    criterion = models.CharField(max_length=10, default="spearman")
+    max_items = models.PositiveSmallIntegerField(null=True, blank=True)
+    seed = models.IntegerField(default=0)
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    results = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

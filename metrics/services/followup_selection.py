@@ -1,0 +1,231 @@
+"""FED-Selected / FED-Cond-Selected: choose the follow-up items that agree with people (seed 004).
+
+Against a rating job's dialogue-level human scores for one dimension, every rated dialogue is scored
+per FED item (the 18 items appended after the whole dialogue, seed 004's dialogue-level setting)
+with a local causal LM; the item subset whose mean correlates best is chosen with seed 004's 2-fold
+cross-validation (held-out Spearman and Pearson reported, the mean of the two folds as in seed 004
+§4.1), and once more on all rated dialogues: those items are what a ``*-selected`` metric run uses
+(setting ``followup_items``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from scipy import stats
+
+from annotation.models import RatingJob
+from annotation.rubric_spec import as_spec
+from annotation.selectors.human_scores import human_scores
+from chat.models import Turn
+from metrics.models import FollowupSelection, JobStatus
+from metrics.scorers import followup
+from metrics.scorers.base import MetricUnavailable
+from metrics.scorers.models import resolve_model
+
+MIN_DIALOGUES = 6  # two folds of at least 3 dialogues each
+_CHUNK = 16  # dialogues scored between progress updates
+
+
+class SelectionError(ValueError):
+    """A selection request that cannot run; the message names the field."""
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        self.field = field
+        super().__init__(f"{field}: {message}" if field else message)
+
+
+def _human(job: RatingJob, dimension: str) -> dict[int, float]:
+    return {
+        score.dialogue_id: score.value
+        for score in human_scores(job=job, level="dialogue")
+        if score.dimension == dimension
+    }
+
+
+def dimensions(job: RatingJob) -> list[str]:
+    """The job rubric's dialogue-level scored questions, and ``overall``."""
+    spec = as_spec(job.rubric.spec)
+    keys = [q.key for q in spec.questions if q.level == "dialogue" and q.type != "text"]
+    return [*keys, "overall"]
+
+
+def selection_create(
+    *,
+    name: str,
+    job: RatingJob,
+    dimension: str,
+    model_path: str,
+    language: str,
+    conditional: bool = True,
+    criterion: str = "spearman",
+    max_items: int | None = None,
+    seed: int = 0,
+    created_by: AbstractBaseUser | None = None,
+    enqueue: bool = True,
+) -> FollowupSelection:
+    if not name.strip():
+        raise SelectionError("a name is required", field="name")
+    if dimension not in dimensions(job):
+        raise SelectionError(
+            f"{dimension!r} is not a dialogue-level dimension of {job.rubric}; "
+            f"choose from {', '.join(dimensions(job))}",
+            field="dimension",
+        )
+    if language not in followup.LANGUAGES:
+        raise SelectionError(
+            f"follow-ups exist for {', '.join(followup.LANGUAGES)}, not {language!r}",
+            field="language",
+        )
+    if criterion not in ("spearman", "pearson"):
+        raise SelectionError("criterion must be spearman or pearson", field="criterion")
+    if max_items is not None and max_items < 1:
+        raise SelectionError("max_items must be at least 1", field="max_items")
+    try:
+        resolve_model(model_path, "model_path", "causal LM")
+    except MetricUnavailable as exc:
+        raise SelectionError(exc.reason, field="model_path") from exc
+    rated = len(_human(job, dimension))
+    if rated < MIN_DIALOGUES:
+        raise SelectionError(
+            f"the job has {rated} dialogue(s) scored on {dimension!r}; "
+            f"2-fold selection needs at least {MIN_DIALOGUES}",
+            field="job",
+        )
+    with transaction.atomic():
+        selection = FollowupSelection.objects.create(
+            name=name.strip(),
+            job=job,
+            dimension=dimension,
+            model_path=os.fspath(model_path),
+            language=language,
+            conditional=conditional,
+            criterion=criterion,
+            max_items=max_items,
+            seed=seed,
+            progress_total=rated,
+            created_by=created_by,
+        )
+        if enqueue:
+            transaction.on_commit(lambda: enqueue_selection(selection))
+    return selection
+
+
+def enqueue_selection(selection: FollowupSelection) -> None:
+    import torch
+
+    from metrics.tasks.training import select_followup_items_task
+
+    queue = "gpu" if torch.cuda.is_available() else "metrics"
+    select_followup_items_task.apply_async(args=[selection.pk], queue=queue)
+
+
+def _dialogue_texts(dialogue_ids: list[int]) -> list[list[str]]:
+    texts: dict[int, list[str]] = {pk: [] for pk in dialogue_ids}
+    turns = Turn.objects.filter(dialogue_id__in=dialogue_ids).order_by("dialogue_id", "index")
+    for dialogue_id, text in turns.values_list("dialogue_id", "text"):
+        texts[dialogue_id].append(text)
+    return [texts[pk] for pk in dialogue_ids]
+
+
+def _fold_json(fold: followup.FoldSelection) -> dict[str, Any]:
+    return {
+        "items": list(fold.items),
+        "validation_correlation": fold.validation_correlation,
+        "test_spearman": fold.test_spearman,
+        "test_spearman_p": fold.test_spearman_p,
+        "test_pearson": fold.test_pearson,
+        "test_pearson_p": fold.test_pearson_p,
+        "validation_size": int(len(fold.validation_indices)),
+        "test_size": int(len(fold.test_indices)),
+    }
+
+
+def _correlation(values: np.ndarray, target: np.ndarray, criterion: str) -> float | None:
+    """One item's correlation with the human scores; None when undefined (a constant side)."""
+    if np.ptp(values) == 0 or np.ptp(target) == 0:
+        return None
+    method = stats.spearmanr if criterion == "spearman" else stats.pearsonr
+    return float(method(values, target).statistic)
+
+
+def selection_execute(selection_id: int) -> FollowupSelection:
+    """Score every rated dialogue per item, then select (idempotent once done)."""
+    selection = FollowupSelection.objects.select_related("job__rubric").get(pk=selection_id)
+    if selection.status == JobStatus.DONE:
+        return selection
+    FollowupSelection.objects.filter(pk=selection.pk).update(
+        status=JobStatus.RUNNING, progress_done=0, error=""
+    )
+    try:
+        human = _human(selection.job, selection.dimension)
+        dialogue_ids = sorted(human)
+        scorer = followup.FollowupScorer.load(selection.model_path)
+        dialogues = _dialogue_texts(dialogue_ids)
+        chunks = []
+        for start in range(0, len(dialogues), _CHUNK):
+            chunks.append(
+                followup.followup_item_scores(
+                    dialogues[start : start + _CHUNK],
+                    scorer,
+                    selection.language,
+                    conditional=selection.conditional,
+                    level="all",
+                )
+            )
+            FollowupSelection.objects.filter(pk=selection.pk).update(
+                progress_done=F("progress_done") + len(dialogues[start : start + _CHUNK])
+            )
+        names = chunks[0].names
+        values = np.concatenate([chunk.values for chunk in chunks])
+        target = np.array([human[pk] for pk in dialogue_ids])
+        search = "exhaustive" if len(names) <= followup.MAX_EXHAUSTIVE_ITEMS else "greedy"
+        chosen = followup.select_items(
+            values,
+            target,
+            names,
+            criterion=selection.criterion,
+            seed=selection.seed,
+            search=search,
+            max_items=selection.max_items,
+        )
+        items_all, correlation_all = followup.best_item_subset(
+            values,
+            target,
+            names,
+            criterion=selection.criterion,
+            search=search,
+            max_items=selection.max_items,
+        )
+        per_item = [_correlation(column, target, selection.criterion) for column in values.T]
+    except Exception as exc:  # recorded for the researcher, then re-raised for Celery
+        FollowupSelection.objects.filter(pk=selection.pk).update(
+            status=JobStatus.FAILED,
+            error=f"{type(exc).__name__}: {exc}",
+            finished_at=timezone.now(),
+        )
+        raise
+    FollowupSelection.objects.filter(pk=selection.pk).update(
+        status=JobStatus.DONE,
+        results={
+            "variant": "fed-cond-selected" if selection.conditional else "fed-selected",
+            "n_dialogues": len(dialogue_ids),
+            "items": list(items_all),
+            "correlation_all": correlation_all,
+            "spearman": chosen.spearman,
+            "pearson": chosen.pearson,
+            "folds": [_fold_json(fold) for fold in chosen.folds],
+            "per_item": [
+                {"item": name, "correlation": r} for name, r in zip(names, per_item, strict=True)
+            ],
+        },
+        finished_at=timezone.now(),
+    )
+    selection.refresh_from_db()
+    return selection

@@ -1,0 +1,109 @@
+"""FED-Selected item selection from the platform: rated dialogues in, chosen items out."""
+
+import numpy as np
+import pytest
+from django.urls import reverse
+
+from annotation.models import Assignment, Rating, RatingJob, Rubric
+from metrics.models import JobStatus
+from metrics.scorers import followup
+from metrics.services import followup_selection as services
+from tests.chat.factories import DialogueFactory, TurnFactory, UserFactory
+from tests.metrics.reference_free.conftest import build_tiny_causal_lm
+
+UTTERANCES = ["Hi there!", "Hello, how are you?", "Fine, thanks.", "What do you do?", "I paint."]
+
+
+@pytest.fixture(scope="module")
+def lm_dir(tmp_path_factory):
+    return build_tiny_causal_lm(tmp_path_factory.mktemp("tiny-gpt2-selection"))
+
+
+def rated_job(n_dialogues=10):
+    rubric = Rubric.objects.get(key="likert", version=1)
+    first = DialogueFactory(language="en")
+    job = RatingJob.objects.create(name="likert-job", campaign=first.campaign, rubric=rubric)
+    rater = UserFactory()
+    rng = np.random.default_rng(0)
+    for index in range(n_dialogues):
+        dialogue = first if index == 0 else DialogueFactory(campaign=first.campaign, language="en")
+        for position in range(1 + index % 4):
+            TurnFactory(
+                dialogue=dialogue,
+                index=position,
+                speaker="user" if position % 2 == 0 else "system",
+                text=UTTERANCES[(index + position) % len(UTTERANCES)],
+            )
+        assignment = Assignment.objects.create(
+            job=job, dialogue=dialogue, rater=rater, status=Assignment.Status.SUBMITTED
+        )
+        for question in ("naturalness", "topic_following", "topic_providing"):
+            Rating.objects.create(
+                assignment=assignment, question=question, value=float(rng.integers(1, 6))
+            )
+    return job
+
+
+@pytest.mark.django_db
+def test_selection_reports_items_folds_and_held_out_correlations(lm_dir):
+    job = rated_job()
+    selection = services.selection_create(
+        name="sel",
+        job=job,
+        dimension="naturalness",
+        model_path=str(lm_dir),
+        language="en",
+        max_items=2,
+        enqueue=False,
+    )
+    assert selection.progress_total == 10
+    selection = services.selection_execute(selection.pk)
+    assert selection.status == JobStatus.DONE, selection.error
+    results = selection.results
+    names = {item.name for item in followup.load_followups("en").items}
+    assert 1 <= len(results["items"]) <= 2 and set(results["items"]) <= names
+    assert len(results["folds"]) == 2 and len(results["per_item"]) == 18
+    assert results["spearman"] == pytest.approx(
+        np.mean([fold["test_spearman"] for fold in results["folds"]])
+    )
+    assert results["variant"] == "fed-cond-selected"
+    assert selection.progress_done == 10
+
+
+@pytest.mark.django_db
+def test_bad_requests_name_the_field(lm_dir, tmp_path):
+    job = rated_job(n_dialogues=4)
+    base = {"name": "s", "job": job, "model_path": str(lm_dir), "language": "en", "enqueue": False}
+    with pytest.raises(services.SelectionError, match="dimension: 'info' is not"):
+        services.selection_create(**{**base, "dimension": "info"})
+    with pytest.raises(services.SelectionError, match="language: follow-ups exist"):
+        services.selection_create(**{**base, "dimension": "overall", "language": "fr"})
+    with pytest.raises(services.SelectionError, match="model_path"):
+        services.selection_create(**{**base, "dimension": "overall", "model_path": str(tmp_path / "none")})
+    with pytest.raises(services.SelectionError, match="job: the job has 4 dialogue"):
+        services.selection_create(**{**base, "dimension": "overall"})
+
+
+@pytest.mark.django_db
+def test_pages_are_for_researchers(researcher_client, expert_client, lm_dir, monkeypatch):
+    job = rated_job()
+    for url in (reverse("metrics:followup-list"), reverse("metrics:followup-create")):
+        assert expert_client.get(url).status_code == 403
+        assert researcher_client.get(url).status_code == 200
+    monkeypatch.setattr(services, "enqueue_selection", lambda selection: None)
+    form = {
+        "name": "页面",
+        "job": job.pk,
+        "dimension": "overall",
+        "model_path": str(lm_dir),
+        "language": "en",
+        "variant": "joint",
+        "criterion": "spearman",
+        "seed": 0,
+    }
+    response = researcher_client.post(reverse("metrics:followup-create"), form)
+    assert response.status_code == 302
+    bad = researcher_client.post(reverse("metrics:followup-create"), {**form, "dimension": "x"})
+    assert (
+        bad.status_code == 400 and "&#x27;x&#x27; is not a dialogue-level" in bad.content.decode()
+    )
