@@ -1,6 +1,15 @@
 from django.contrib import admin
 
-from annotation.models import Assignment, Rating, RatingJob, Review, Rubric
+from annotation.models import (
+    Assignment,
+    GoldItem,
+    JobRater,
+    Rating,
+    RatingJob,
+    Review,
+    ReviewPolicy,
+    Rubric,
+)
 
 
 @admin.register(Rubric)
@@ -15,15 +24,33 @@ class ReviewAdmin(admin.ModelAdmin):
     list_filter = ("decision",)
 
 
+@admin.register(ReviewPolicy)
+class ReviewPolicyAdmin(admin.ModelAdmin):
+    list_display = ("campaign", "reviewers_per_dialogue", "decision_rule")
+
+
 @admin.register(RatingJob)
 class RatingJobAdmin(admin.ModelAdmin):
-    list_display = ("name", "campaign", "rubric", "raters_per_dialogue", "status")
+    list_display = ("name", "campaign", "rubric", "raters_per_dialogue", "status", "is_live")
+    list_filter = ("status", "is_live")
+
+
+@admin.register(JobRater)
+class JobRaterAdmin(admin.ModelAdmin):
+    list_display = ("job", "rater", "state", "reason", "updated_at")
+    list_filter = ("state",)
+
+
+@admin.register(GoldItem)
+class GoldItemAdmin(admin.ModelAdmin):
+    list_display = ("job", "dialogue", "purpose", "created_at")
+    list_filter = ("purpose",)
 
 
 @admin.register(Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
-    list_display = ("job", "dialogue", "rater", "status", "order", "due_at")
-    list_filter = ("job", "status")
+    list_display = ("job", "dialogue", "rater", "kind", "status", "order", "due_at")
+    list_filter = ("job", "status", "kind")
 
 
 @admin.register(Rating)

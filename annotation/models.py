@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from chat.models import Campaign, Dialogue, Turn
+from chat.models import Campaign, Dialogue, StaticRun, Turn
 
 
 class Rubric(models.Model):
@@ -63,6 +63,37 @@ class Review(models.Model):
         return f"{self.get_decision_display()} · dialogue {self.dialogue_id}"
 
 
+class ReviewPolicy(models.Model):
+    """How many experts review each submitted dialogue of a campaign, and how they decide.
+
+    Without a policy a campaign uses one reviewer (the model defaults). MSDE §3.1 used 3 experts.
+    """
+
+    class Rule(models.TextChoices):
+        # Every reviewer decides; accepted only if all accepted.
+        ALL = "all", _("全体通过才通过")
+        # Accepted once more than half accepted; rejected once a majority is out of reach.
+        MAJORITY = "majority", _("多数通过")
+        # Rejected at the first rejection; accepted once every reviewer accepted.
+        ANY_REJECT = "any_reject", _("任一退回即退回")
+
+    campaign = models.OneToOneField(
+        Campaign, on_delete=models.CASCADE, related_name="review_policy"
+    )
+    reviewers_per_dialogue = models.PositiveSmallIntegerField(default=1)
+    decision_rule = models.CharField(max_length=12, choices=Rule.choices, default=Rule.ANY_REJECT)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(reviewers_per_dialogue__gte=1), name="review_policy_reviewers_ge_1"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign.name}: {self.reviewers_per_dialogue} × {self.decision_rule}"
+
+
 class RatingJob(models.Model):
     """Dialogues × rubric × raters per dialogue."""
 
@@ -79,6 +110,14 @@ class RatingJob(models.Model):
     # Rater-quality settings (gold rate, duplicates, onboarding, time thresholds).
     quality_settings = models.JSONField(default=dict, blank=True)
     deadline_hours = models.PositiveIntegerField(default=72)
+    # The dialogues: the campaign's accepted ones, or only those of one static run.
+    static_run = models.ForeignKey(
+        StaticRun, null=True, blank=True, on_delete=models.PROTECT, related_name="rating_jobs"
+    )
+    # A live job: crowdworkers rate each model reply of their own dialogue while chatting.
+    is_live = models.BooleanField(default=False)
+    # Seeds each rater's random order of items (with the job and rater ids).
+    seed = models.IntegerField(default=0)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -88,10 +127,70 @@ class RatingJob(models.Model):
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(condition=Q(raters_per_dialogue__gte=1), name="job_raters_ge_1"),
+            models.UniqueConstraint(
+                fields=["campaign"], condition=Q(is_live=True), name="job_one_live_per_campaign"
+            ),
         ]
 
     def __str__(self) -> str:
         return self.name
+
+
+class JobRater(models.Model):
+    """An expert in a job's rater pool, and whether they may rate (blocked, failed screening)."""
+
+    class State(models.TextChoices):
+        ACTIVE = "active", _("可评分")
+        BLOCKED = "blocked", _("已屏蔽")
+        FAILED_SCREENING = "failed_screening", _("未通过筛选")
+
+    job = models.ForeignKey(RatingJob, on_delete=models.CASCADE, related_name="job_raters")
+    rater = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="rating_job_memberships"
+    )
+    state = models.CharField(max_length=20, choices=State.choices, default=State.ACTIVE)
+    reason = models.TextField(blank=True)
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["job", "rater__username"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "rater"], name="jobrater_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.job_id}: {self.rater_id} ({self.state})"
+
+
+class GoldItem(models.Model):
+    """A dialogue with known answers: mixed into the work as a gold item, or part of the
+    onboarding (screening) set a rater must pass before real items.
+
+    `answers` is a list of {"question": key, "turn": model-turn index or null, "value": v},
+    validated against the job's rubric; the turn index counts the dialogue's model turns from 0.
+    """
+
+    class Purpose(models.TextChoices):
+        GOLD = "gold", _("金标题")
+        ONBOARDING = "onboarding", _("入门筛选题")
+
+    job = models.ForeignKey(RatingJob, on_delete=models.CASCADE, related_name="gold_items")
+    dialogue = models.ForeignKey(Dialogue, on_delete=models.CASCADE, related_name="+")
+    purpose = models.CharField(max_length=12, choices=Purpose.choices)
+    answers = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["job", "purpose", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "dialogue"], name="golditem_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.job_id}: {self.purpose} dialogue {self.dialogue_id}"
 
 
 class Assignment(models.Model):
@@ -102,6 +201,14 @@ class Assignment(models.Model):
         IN_PROGRESS = "in_progress", _("评分中")
         SUBMITTED = "submitted", _("已提交")
         EXPIRED = "expired", _("已过期")
+        # Taken back from a blocked (or screened-out) rater; the item went back to the pool.
+        REVOKED = "revoked", _("已收回")
+
+    class Kind(models.TextChoices):
+        REAL = "real", _("正式")
+        GOLD = "gold", _("金标题")
+        DUPLICATE = "duplicate", _("重复题")
+        ONBOARDING = "onboarding", _("入门筛选")
 
     job = models.ForeignKey(RatingJob, on_delete=models.CASCADE, related_name="assignments")
     dialogue = models.ForeignKey(Dialogue, on_delete=models.CASCADE, related_name="assignments")
@@ -110,7 +217,13 @@ class Assignment(models.Model):
     )
     status = models.CharField(max_length=15, choices=Status.choices, default=Status.PENDING)
     order = models.PositiveIntegerField(default=0)
+    # Kept equal to `kind == gold` (older readers filter on it).
     is_gold = models.BooleanField(default=False)
+    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.REAL)
+    # A duplicate assignment repeats this (real) assignment's dialogue for self-consistency.
+    duplicate_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="duplicates"
+    )
     due_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
@@ -119,8 +232,27 @@ class Assignment(models.Model):
     class Meta:
         ordering = ["rater", "order"]
         constraints = [
-            models.UniqueConstraint(fields=["job", "dialogue", "rater"], name="assignment_unique"),
+            models.UniqueConstraint(
+                fields=["job", "dialogue", "rater"],
+                condition=~Q(kind="duplicate"),
+                name="assignment_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["job", "dialogue", "rater"],
+                condition=Q(kind="duplicate"),
+                name="assignment_unique_duplicate",
+            ),
+            models.CheckConstraint(
+                condition=Q(is_gold=True, kind="gold") | (Q(is_gold=False) & ~Q(kind="gold")),
+                name="assignment_is_gold_is_kind",
+            ),
+            models.CheckConstraint(
+                condition=Q(kind="duplicate", duplicate_of__isnull=False)
+                | (~Q(kind="duplicate") & Q(duplicate_of__isnull=True)),
+                name="assignment_duplicate_has_original",
+            ),
         ]
+        indexes = [models.Index(fields=["job", "status", "kind"])]
 
     def __str__(self) -> str:
         return f"{self.job_id}: dialogue {self.dialogue_id} → rater {self.rater_id}"

@@ -2,11 +2,52 @@
 
 from django.urls import path  # noqa: F401
 
+from annotation.views import annotate, jobs, live, review
+from annotation.views import results as results_views
+from annotation.views import rubrics as rubric_views
+
 app_name = "annotation"
 
 urlpatterns = [
     # Rubrics
+    path("rubrics/", rubric_views.rubric_list, name="rubric-list"),
+    path("rubrics/new/", rubric_views.rubric_create, name="rubric-create"),
+    path("rubrics/question-row/", rubric_views.rubric_question_row, name="rubric-question-row"),
+    path("rubrics/<int:pk>/", rubric_views.rubric_detail, name="rubric-detail"),
+    path("rubrics/<int:pk>/edit/", rubric_views.rubric_edit, name="rubric-edit"),
     # Review
+    path("review/", review.review_queue, name="review-queue"),
+    path("review/next/", review.review_next, name="review-next"),
+    path("review/<int:dialogue_id>/", review.review_dialogue, name="review-dialogue"),
     # Rating jobs, assignments, the annotation page, live per-turn rating in the chat
+    path("jobs/", jobs.job_list, name="job-list"),
+    path("jobs/new/", jobs.job_create, name="job-create"),
+    path("jobs/<int:pk>/", jobs.job_detail, name="job-detail"),
+    path("jobs/<int:pk>/open/", jobs.job_status, {"action": "open"}, name="job-open"),
+    path("jobs/<int:pk>/close/", jobs.job_status, {"action": "close"}, name="job-close"),
+    path(
+        "jobs/<int:pk>/raters/<int:rater_id>/block/",
+        jobs.job_rater,
+        {"action": "block"},
+        name="job-rater-block",
+    ),
+    path(
+        "jobs/<int:pk>/raters/<int:rater_id>/unblock/",
+        jobs.job_rater,
+        {"action": "unblock"},
+        name="job-rater-unblock",
+    ),
+    path("rate/<int:job_id>/next/", annotate.annotate_next, name="annotate-next"),
+    path("rate/item/<int:pk>/", annotate.annotate_item, name="annotate-item"),
+    path("rate/item/<int:pk>/answer/", annotate.annotate_answer, name="annotate-answer"),
+    path("rate/item/<int:pk>/submit/", annotate.annotate_submit, name="annotate-submit"),
+    path("live/turn/<int:turn_id>/", live.live_turn_rating, name="live-turn-rating"),
     # Agreement, human scores, exports, imports
+    path("jobs/<int:pk>/results/", results_views.job_results, name="job-results"),
+    path(
+        "jobs/<int:pk>/export/<slug:what>.<slug:fmt>",
+        results_views.job_export,
+        name="job-export",
+    ),
+    path("ratings/import/", results_views.ratings_import_page, name="ratings-import"),
 ]

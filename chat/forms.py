@@ -1,7 +1,13 @@
+from __future__ import annotations
+
+from typing import Any
+
 from django import forms
+from django.core.exceptions import ValidationError
+from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
-from chat.models import Dataset, Language, Skill
+from chat.models import Backend, Campaign, Dataset, Language, Skill, default_acceptability
 
 
 class DatasetUploadForm(forms.Form):
@@ -25,3 +31,203 @@ class JoinForm(forms.Form):
     worker_id = forms.CharField(
         label=_("您的工作者 ID（由众包平台提供）"), max_length=120, strip=True
     )
+
+
+class SkillChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj: Skill) -> str:
+        name = obj.name_en if get_language() == "en" else obj.name_zh
+        return f"{name} ({obj.key})"
+
+
+class DatasetChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj: Dataset) -> str:
+        skill = obj.skill.key if obj.skill else "mixed"
+        return f"{obj.name} ({skill} · {obj.get_language_display()} · {obj.sample_count})"
+
+
+class CampaignForm(forms.Form):
+    """A campaign's settings. Validation is the service's; this form only parses the input.
+
+    Besides the declared fields it has, per backend, `alias_<pk>`; per skill,
+    `instructions_<key>_zh` and `instructions_<key>_en`.
+    """
+
+    RULE_FIELDS = (
+        "quota_per_cell",
+        "max_turns",
+        "min_turns",
+        "per_worker_cap",
+        "reservation_timeout_minutes",
+        "rate_while_chatting",
+        "completion_url",
+    )
+
+    name = forms.CharField(label=_("名称"), max_length=160)
+    mode = forms.ChoiceField(
+        label=_("模式"), choices=Campaign.Mode.choices, initial=Campaign.Mode.INTERACTIVE
+    )
+    skills = SkillChoiceField(
+        label=_("技能"),
+        queryset=Skill.objects.all(),
+        to_field_name="key",
+        widget=forms.CheckboxSelectMultiple,
+    )
+    backends = forms.ModelMultipleChoiceField(
+        label=_("模型后端"),
+        queryset=Backend.objects.all(),
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+    )
+    datasets = DatasetChoiceField(
+        label=_("场景数据集"),
+        queryset=Dataset.objects.select_related("skill").order_by("name"),
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+    )
+    quota_per_cell = forms.IntegerField(
+        label=_("每个（模型, 技能）的配额"),
+        min_value=0,
+        initial=0,
+        help_text=_("0 = 每个场景与每个模型各采集一次。"),
+    )
+    max_turns = forms.IntegerField(label=_("最多轮数"), min_value=1, initial=10)
+    min_turns = forms.IntegerField(label=_("最少轮数"), min_value=1, initial=1)
+    per_worker_cap = forms.IntegerField(
+        label=_("每位工作者的上限"), min_value=0, initial=0, help_text=_("0 = 不限。")
+    )
+    reservation_timeout_minutes = forms.IntegerField(
+        label=_("预留超时（分钟）"),
+        min_value=1,
+        initial=30,
+        help_text=_("进行中的对话闲置超过这个时间即被放弃，名额释放给其他人。"),
+    )
+    rate_while_chatting = forms.BooleanField(label=_("聊天时逐轮打分"), required=False)
+    completion_url = forms.CharField(
+        label=_("完成后跳转网址"),
+        required=False,
+        help_text=_("完成码以 ?cc=完成码 附加在网址后（Prolific 的方式）；留空则只显示完成码。"),
+    )
+    acc_min_chars = forms.IntegerField(label=_("最少字数（中文、日文）"), min_value=0)
+    acc_min_words = forms.IntegerField(label=_("最少词数（英文）"), min_value=0)
+    acc_reject_all_caps = forms.BooleanField(label=_("拒绝全大写"), required=False)
+    acc_reject_repeats = forms.BooleanField(label=_("拒绝重复之前的话"), required=False)
+    acc_repeat_similarity = forms.FloatField(
+        label=_("重复的相似度阈值（0–1）"), min_value=0.01, max_value=1
+    )
+    acc_reject_grounding_copy = forms.BooleanField(label=_("拒绝照抄知识/资料"), required=False)
+    acc_grounding_copy_chars = forms.IntegerField(label=_("照抄判定的连续字数"), min_value=0)
+    acc_safety_words = forms.CharField(
+        label=_("禁用词（每行一个）"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
+    acc_flag_threshold = forms.IntegerField(
+        label=_("违规多少次后标记工作者"), min_value=0, help_text=_("0 = 从不标记。")
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for key, value in default_acceptability().items():
+            field = self.fields[f"acc_{key}"]
+            field.initial = "\n".join(value) if key == "safety_words" else value
+        self.backend_rows = list(Backend.objects.order_by("name"))
+        for backend in self.backend_rows:
+            self.fields[f"alias_{backend.pk}"] = forms.CharField(
+                label=_("「%(name)s」的别名") % {"name": backend.name},
+                max_length=60,
+                required=False,
+            )
+        self.skill_rows = list(Skill.objects.all())
+        for skill in self.skill_rows:
+            for language, label in (("zh", _("中文说明")), ("en", _("英文说明"))):
+                self.fields[f"instructions_{skill.key}_{language}"] = forms.CharField(
+                    label=f"{skill.key} · {label}",
+                    required=False,
+                    widget=forms.Textarea(attrs={"rows": 2}),
+                )
+
+    @classmethod
+    def initial_for(cls, campaign: Campaign) -> dict[str, Any]:
+        """The form's initial data for editing `campaign`."""
+        initial: dict[str, Any] = {
+            "name": campaign.name,
+            "mode": campaign.mode,
+            "skills": list(campaign.skills.all()),
+            "backends": [cb.backend for cb in campaign.campaign_backends.all()],
+            "datasets": list(campaign.datasets.all()),
+            "quota_per_cell": campaign.quota_per_cell,
+            "max_turns": campaign.max_turns,
+            "min_turns": campaign.min_turns,
+            "per_worker_cap": campaign.per_worker_cap,
+            "reservation_timeout_minutes": campaign.reservation_timeout_minutes,
+            "rate_while_chatting": campaign.rate_while_chatting,
+            "completion_url": campaign.completion_url,
+        }
+        for cb in campaign.campaign_backends.all():
+            initial[f"alias_{cb.backend_id}"] = cb.alias
+        for key, value in {**default_acceptability(), **campaign.acceptability}.items():
+            initial[f"acc_{key}"] = "\n".join(value) if key == "safety_words" else value
+        for skill, texts in campaign.instructions.items():
+            initial[f"instructions_{skill}_zh"] = texts.get("zh-hans", "")
+            initial[f"instructions_{skill}_en"] = texts.get("en", "")
+        return initial
+
+    def backend_choices(self) -> list[tuple[Any, forms.BoundField]]:
+        """(checkbox, alias field) per backend, for the backends table."""
+        boxes = {str(box.data["value"]): box for box in self["backends"]}
+        return [(boxes[str(b.pk)], self[f"alias_{b.pk}"]) for b in self.backend_rows]
+
+    def rule_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in self.RULE_FIELDS]
+
+    def acceptability_fields(self) -> list[forms.BoundField]:
+        return [self[f"acc_{key}"] for key in default_acceptability()]
+
+    def instruction_fields(self) -> list[tuple[Skill, forms.BoundField, forms.BoundField]]:
+        return [
+            (s, self[f"instructions_{s.key}_zh"], self[f"instructions_{s.key}_en"])
+            for s in self.skill_rows
+        ]
+
+    def service_arguments(self) -> dict[str, Any]:
+        """Cleaned data as keyword arguments of `campaign_create` / `campaign_update`."""
+        data = self.cleaned_data
+        backends = list(data["backends"])
+        skills = [s.key for s in data["skills"]]
+        instructions: dict[str, dict[str, str]] = {}
+        for skill in skills:
+            texts = {
+                "zh-hans": self.cleaned_data.get(f"instructions_{skill}_zh", ""),
+                "en": self.cleaned_data.get(f"instructions_{skill}_en", ""),
+            }
+            texts = {language: text for language, text in texts.items() if text.strip()}
+            if texts:
+                instructions[skill] = texts
+        acceptability = {
+            key: data[f"acc_{key}"] for key in default_acceptability() if key != "safety_words"
+        }
+        acceptability["safety_words"] = [
+            line.strip() for line in data["acc_safety_words"].splitlines() if line.strip()
+        ]
+        return {
+            "name": data["name"],
+            "mode": data["mode"],
+            "skills": skills,
+            "backends": backends,
+            "aliases": [data.get(f"alias_{b.pk}", "") for b in backends],
+            "datasets": list(data["datasets"]),
+            "quota_per_cell": data["quota_per_cell"],
+            "max_turns": data["max_turns"],
+            "min_turns": data["min_turns"],
+            "per_worker_cap": data["per_worker_cap"],
+            "reservation_timeout_minutes": data["reservation_timeout_minutes"],
+            "rate_while_chatting": data["rate_while_chatting"],
+            "completion_url": data["completion_url"],
+            "instructions": instructions,
+            "acceptability": acceptability,
+        }
+
+    def add_service_errors(self, error: ValidationError) -> None:
+        """Put the service's `{field: [messages]}` on the matching fields (others on top)."""
+        for field, messages in error.message_dict.items():
+            self.add_error(field if field in self.fields else None, messages)

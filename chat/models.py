@@ -138,6 +138,32 @@ def _new_token() -> str:
     return secrets.token_urlsafe(18)
 
 
+def default_acceptability() -> dict:
+    """Checks a worker's utterance must pass before it is sent (`chat.services.acceptability`).
+
+    - `min_chars`: minimum length in characters for Chinese and Japanese text (spaces ignored);
+    - `min_words`: minimum length in words for English text;
+    - `reject_all_caps`: refuse Latin text written in capitals only (from 6 letters on);
+    - `reject_repeats` / `repeat_similarity`: refuse a copy of an earlier turn of the dialogue,
+      exact after normalisation or at least this similar (0–1, difflib ratio);
+    - `reject_grounding_copy` / `grounding_copy_chars`: refuse a knowledge triple, profile or
+      persona line pasted verbatim, or any run of this many characters copied from the grounding;
+    - `safety_words`: words that may not appear (case-insensitive, NFKC-normalised);
+    - `flag_threshold`: refused utterances after which the worker is flagged (0 = never).
+    """
+    return {
+        "min_chars": 4,
+        "min_words": 3,
+        "reject_all_caps": True,
+        "reject_repeats": True,
+        "repeat_similarity": 0.9,
+        "reject_grounding_copy": True,
+        "grounding_copy_chars": 20,
+        "safety_words": [],
+        "flag_threshold": 5,
+    }
+
+
 class Campaign(models.Model):
     """A study: which backends talk about which scenarios, how much, and who takes part."""
 
@@ -172,6 +198,7 @@ class Campaign(models.Model):
     invite_token = models.CharField(max_length=40, unique=True, default=_new_token)
     completion_code = models.CharField(max_length=40, default=_new_token)
     completion_url = models.URLField(blank=True)
+    acceptability = models.JSONField(default=default_acceptability, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -222,6 +249,8 @@ class Participant(models.Model):
     flagged = models.BooleanField(default=False)
     violations = models.PositiveIntegerField(default=0)
     joined_at = models.DateTimeField(auto_now_add=True)
+    # When the worker was first shown the completion code (all their work done).
+    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

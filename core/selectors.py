@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
-from annotation.models import Assignment
+from annotation.models import JobRater, RatingJob
+from annotation.selectors.rating import rater_jobs
+from annotation.selectors.review import review_queue
+from annotation.services.assignments import job_refresh
 from chat.models import Backend, Campaign, Dataset, Dialogue, Participant
+from chat.services.assignment import WorkerStatus, worker_status
 from metrics.models import MetricRun, Report
 
 
@@ -44,48 +49,66 @@ def researcher_home(*, user: AbstractBaseUser) -> dict[str, Any]:
 
 
 def expert_home(*, user: AbstractBaseUser) -> dict[str, Any]:
-    assignments = Assignment.objects.filter(rater=user)
-    by_status = dict(
-        assignments.values_list("status").annotate(n=Count("id")).values_list("status", "n")
-    )
-    total = sum(by_status.values())
-    done = by_status.get(Assignment.Status.SUBMITTED, 0)
-    jobs = (
-        assignments.values("job__id", "job__name")
-        .annotate(total=Count("id"), done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)))
-        .order_by("job__name")
-    )
-    to_review = (
-        Dialogue.objects.filter(status=Dialogue.Status.SUBMITTED)
-        .exclude(worker=user)
-        .exclude(reviews__reviewer=user)
-        .count()
-    )
+    """Review queue, assignments per open job with progress, and the next thing to do.
+
+    Overdue work is expired and new dialogues assigned here (lazily, no beat needed).
+    """
+    for job in RatingJob.objects.filter(
+        status=RatingJob.Status.OPEN,
+        is_live=False,
+        job_raters__rater=user,
+        job_raters__state=JobRater.State.ACTIVE,
+    ):
+        job_refresh(job=job)
+    jobs = rater_jobs(rater=user)
+    total = sum(job["total"] for job in jobs)
+    done = sum(job["done"] for job in jobs)
+    to_review = review_queue(reviewer=user).count()
+    next_actions = []
+    if to_review:
+        next_actions.append((_("审核待审对话"), reverse("annotation:review-next")))
+    for job in jobs:
+        if job["done"] < job["total"]:
+            next_actions.append(
+                (
+                    _("继续评分：%(name)s") % {"name": job["name"]},
+                    reverse("annotation:annotate-next", args=[job["id"]]),
+                )
+            )
     return {
         "assignment_total": total,
         "assignment_done": done,
         "assignment_percent": round(100 * done / total) if total else 0,
-        "jobs": list(jobs),
+        "jobs": jobs,
         "to_review": to_review,
+        "next_actions": next_actions,
     }
 
 
+@dataclass(frozen=True)
+class WorkerCampaign:
+    """A campaign on a crowdworker's home page, with where the worker stands in it."""
+
+    participant: Participant
+    status: WorkerStatus
+
+    @property
+    def campaign(self) -> Campaign:
+        return self.participant.campaign
+
+
 def crowdworker_home(*, user: AbstractBaseUser) -> dict[str, Any]:
+    """Campaigns joined with the next action each (continue, start next, done with its code),
+    and the dialogues returned by review with their reasons, to re-collect."""
     participations = (
-        Participant.objects.filter(user=user)
-        .select_related("campaign")
-        .annotate(
-            n_submitted=Count(
-                "campaign__dialogues",
-                filter=Q(campaign__dialogues__worker=user)
-                & ~Q(campaign__dialogues__status=Dialogue.Status.IN_PROGRESS),
-            ),
-        )
+        Participant.objects.filter(user=user).select_related("campaign").order_by("-joined_at")
     )
-    in_progress = Dialogue.objects.filter(
-        worker=user, status=Dialogue.Status.IN_PROGRESS
-    ).select_related("campaign")
-    returned = Dialogue.objects.filter(worker=user, status=Dialogue.Status.REJECTED).select_related(
-        "campaign"
-    )
-    return {"participations": participations, "in_progress": in_progress, "returned": returned}
+    campaigns = [
+        WorkerCampaign(participant=p, status=worker_status(participant=p)) for p in participations
+    ]
+    returned = [dialogue for row in campaigns for dialogue in row.status.rejected]
+    return {
+        "campaigns": [row for row in campaigns if not row.status.finished],
+        "finished": [row for row in campaigns if row.status.finished],
+        "returned": returned,
+    }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -52,16 +53,21 @@ def _readme(study: CorrelationStudy, names: list[str]) -> str:
     return "\n".join(lines)
 
 
-def zip_bytes(study: CorrelationStudy, *, figures: bool = True) -> bytes:
-    """results.json, tables.xlsx, tables.tex, csv/*.csv, figures/*.png|svg and a README."""
+def zip_bytes(study: CorrelationStudy, *, figures: bool | Mapping[str, bytes] = True) -> bytes:
+    """results.json, tables.xlsx, tables.tex, csv/*.csv, figures/*.png|svg and a README.
+
+    ``figures``: True renders them, False leaves them out, and a mapping (what
+    :func:`figure_files` returned) is used as it is, so a caller that has already rendered the
+    figures (the report task writes them to disk too) does not pay for them twice.
+    """
     files: dict[str, bytes] = {
         "results.json": study_json(study).encode(),
         "tables.xlsx": xlsx_bytes(study),
         "tables.tex": latex_document(study).encode(),
     }
     files.update({f"csv/{name}": text.encode() for name, text in csv_files(study).items()})
-    if figures:
-        files.update({f"figures/{name}": data for name, data in figure_files(study).items()})
+    rendered = figure_files(study) if figures is True else figures or {}
+    files.update({f"figures/{name}": data for name, data in rendered.items()})
     files["README.txt"] = _readme(study, sorted(files)).encode()
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:

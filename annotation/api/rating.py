@@ -1,0 +1,373 @@
+"""REST API of rating jobs (researchers) and of the current expert's assignments and answers."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from django.contrib.auth.models import User
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.generics import get_object_or_404
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Assignment, GoldItem, RatingJob, Rubric
+from annotation.rubric_spec import AnswerError
+from annotation.selectors import rating as selectors
+from annotation.services import assignments as assignment_services
+from annotation.services import quality
+from annotation.services import rating_jobs as services
+from annotation.services.assignments import RatingJobError
+from annotation.services.quality import QualitySettingsError
+from chat.models import Campaign, Dialogue, StaticRun
+from core.access import IsExpert
+
+_JOB_ERRORS = (RatingJobError, QualitySettingsError)
+
+
+class RatingErrorOutput(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+class JobOutput(serializers.ModelSerializer):
+    campaign = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    rubric = serializers.SerializerMethodField()
+
+    class Meta:
+        model = RatingJob
+        fields = [
+            "id",
+            "name",
+            "campaign",
+            "static_run",
+            "rubric",
+            "raters_per_dialogue",
+            "status",
+            "quality_settings",
+            "deadline_hours",
+            "seed",
+            "created_at",
+        ]
+
+    def get_rubric(self, job: RatingJob) -> dict:
+        return {"id": job.rubric_id, "key": job.rubric.key, "version": job.rubric.version}
+
+
+class JobListCreateApi(generics.ListAPIView):
+    """List rating jobs, or create one (a draft; open it to assign the dialogues)."""
+
+    serializer_class = JobOutput
+
+    class JobCreateInput(serializers.Serializer):
+        name = serializers.CharField(max_length=160)
+        campaign = serializers.PrimaryKeyRelatedField(queryset=Campaign.objects.all())
+        static_run = serializers.PrimaryKeyRelatedField(
+            queryset=StaticRun.objects.all(), required=False, allow_null=True
+        )
+        rubric = serializers.PrimaryKeyRelatedField(queryset=Rubric.objects.all())
+        raters_per_dialogue = serializers.IntegerField(min_value=1, default=3)
+        raters = serializers.ListField(
+            child=serializers.CharField(),
+            required=False,
+            help_text="usernames; default all experts",
+        )
+        quality_settings = serializers.DictField(required=False)
+        deadline_hours = serializers.IntegerField(min_value=1, default=72)
+        seed = serializers.IntegerField(default=0)
+        allow_below_minimum = serializers.BooleanField(default=False)
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        return selectors.job_list()
+
+    @extend_schema(
+        request=JobCreateInput, responses={201: JobOutput, 400: OpenApiResponse(RatingErrorOutput)}
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.JobCreateInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        raters = None
+        if "raters" in data:
+            found = {u.username: u for u in User.objects.filter(username__in=data["raters"])}
+            unknown = sorted(set(data["raters"]) - set(found))
+            if unknown:
+                return Response(
+                    {"detail": f"raters: unknown users {', '.join(unknown)}"},
+                    status=status.HTTP_400_BAD_REQUEST,
+                )
+            raters = list(found.values())
+        try:
+            job = services.job_create(
+                name=data["name"],
+                campaign=data["campaign"],
+                static_run=data.get("static_run"),
+                rubric=data["rubric"],
+                raters_per_dialogue=data["raters_per_dialogue"],
+                raters=raters,
+                quality_settings=data.get("quality_settings"),
+                deadline_hours=data["deadline_hours"],
+                seed=data["seed"],
+                created_by=request.user,
+                allow_below_minimum=data["allow_below_minimum"],
+            )
+        except _JOB_ERRORS as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(JobOutput(job).data, status=status.HTTP_201_CREATED)
+
+
+class JobDetailApi(APIView):
+    """A job; PATCH renames it or changes its deadline; DELETE removes a draft."""
+
+    class JobPatchInput(serializers.Serializer):
+        name = serializers.CharField(max_length=160, required=False)
+        deadline_hours = serializers.IntegerField(min_value=1, required=False)
+
+    @extend_schema(responses={200: JobOutput})
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(JobOutput(get_object_or_404(RatingJob, pk=pk)).data)
+
+    @extend_schema(
+        request=JobPatchInput, responses={200: JobOutput, 400: OpenApiResponse(RatingErrorOutput)}
+    )
+    def patch(self, request: Request, pk: int) -> Response:
+        job = get_object_or_404(RatingJob, pk=pk)
+        serializer = self.JobPatchInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            job = services.job_update(job=job, **serializer.validated_data)
+        except _JOB_ERRORS as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(JobOutput(job).data)
+
+    @extend_schema(responses={204: None, 400: OpenApiResponse(RatingErrorOutput)})
+    def delete(self, request: Request, pk: int) -> Response:
+        job = get_object_or_404(RatingJob, pk=pk)
+        try:
+            services.job_delete(job=job)
+        except _JOB_ERRORS as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class JobStatusApi(APIView):
+    """POST …/open/ assigns the dialogues; POST …/close/ stops taking answers."""
+
+    action = "open"
+
+    @extend_schema(
+        request=None, responses={200: JobOutput, 400: OpenApiResponse(RatingErrorOutput)}
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        job = get_object_or_404(RatingJob, pk=pk)
+        try:
+            if self.action == "open":
+                job = services.job_open(job=job)
+            else:
+                job = services.job_close(job=job)
+        except _JOB_ERRORS as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(JobOutput(job).data)
+
+
+class JobProgressApi(APIView):
+    """Progress of the job and per rater."""
+
+    @extend_schema(responses={200: OpenApiResponse(description="progress")})
+    def get(self, request: Request, pk: int) -> Response:
+        job = get_object_or_404(RatingJob, pk=pk)
+        progress = selectors.job_progress(job)
+        progress["raters"] = [{**asdict(r), "percent": r.percent} for r in progress["raters"]]
+        return Response(progress)
+
+
+class JobFlagsApi(APIView):
+    """Rater-quality flags: timing outliers, patterned answers, gold accuracy, consistency."""
+
+    @extend_schema(responses={200: OpenApiResponse(description="flags")})
+    def get(self, request: Request, pk: int) -> Response:
+        job = get_object_or_404(RatingJob, pk=pk)
+        return Response(
+            [
+                {
+                    "rater": flag.rater,
+                    "kind": str(flag.kind),
+                    "detail": flag.detail,
+                    "unit": flag.unit,
+                    "question": flag.question,
+                }
+                for flag in quality.job_flags(job)
+            ]
+        )
+
+
+class GoldItemApi(APIView):
+    """Store a dialogue's known answers as a gold or onboarding item of the job."""
+
+    class GoldItemInput(serializers.Serializer):
+        dialogue = serializers.IntegerField()
+        purpose = serializers.ChoiceField(choices=GoldItem.Purpose.choices)
+        answers = serializers.ListField(child=serializers.DictField())
+
+    @extend_schema(
+        request=GoldItemInput, responses={201: None, 400: OpenApiResponse(RatingErrorOutput)}
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        job = get_object_or_404(RatingJob, pk=pk)
+        serializer = self.GoldItemInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        dialogue = get_object_or_404(Dialogue, pk=data["dialogue"])
+        try:
+            item = services.gold_item_set(
+                job=job, dialogue=dialogue, purpose=data["purpose"], answers=data["answers"]
+            )
+        except _JOB_ERRORS as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(
+            {"id": item.pk, "purpose": item.purpose, "answers": item.answers},
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class RaterBlockApi(APIView):
+    """POST blocks a rater in the job (their open items go back to the pool); DELETE unblocks."""
+
+    class RaterBlockInput(serializers.Serializer):
+        reason = serializers.CharField()
+
+    @extend_schema(
+        request=RaterBlockInput, responses={200: None, 400: OpenApiResponse(RatingErrorOutput)}
+    )
+    def post(self, request: Request, pk: int, rater_id: int) -> Response:
+        job = get_object_or_404(RatingJob, pk=pk)
+        rater = get_object_or_404(User, pk=rater_id)
+        serializer = self.RaterBlockInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            revoked = assignment_services.rater_block(
+                job=job, rater=rater, reason=serializer.validated_data["reason"], by=request.user
+            )
+        except _JOB_ERRORS as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response({"state": "blocked", "returned_to_pool": revoked})
+
+    @extend_schema(responses={200: None, 400: OpenApiResponse(RatingErrorOutput)})
+    def delete(self, request: Request, pk: int, rater_id: int) -> Response:
+        job = get_object_or_404(RatingJob, pk=pk)
+        rater = get_object_or_404(User, pk=rater_id)
+        try:
+            assignment_services.rater_unblock(job=job, rater=rater, by=request.user)
+        except _JOB_ERRORS as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response({"state": "active"})
+
+
+class AssignmentOutput(serializers.ModelSerializer):
+    job = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = Assignment
+        fields = [
+            "id",
+            "job",
+            "dialogue",
+            "status",
+            "order",
+            "due_at",
+            "started_at",
+            "submitted_at",
+        ]
+
+
+class MyAssignmentsApi(generics.ListAPIView):
+    """The current expert's active assignments in open jobs, in their order (blind: the
+    dialogue id only; open the annotation page or the dialogue API for the text)."""
+
+    permission_classes = [IsExpert]
+    serializer_class = AssignmentOutput
+    queryset = Assignment.objects.none()  # the schema generator's model hint
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        if getattr(self, "swagger_fake_view", False):
+            return Assignment.objects.none()
+        return (
+            Assignment.objects.filter(
+                rater=self.request.user,
+                status__in=selectors.ACTIVE_STATUSES,
+                job__status=RatingJob.Status.OPEN,
+                job__is_live=False,
+            )
+            .select_related("job")
+            .order_by("job", "order", "id")
+        )
+
+
+def _my_assignment(request: Request, pk: int) -> Assignment:
+    assignment = get_object_or_404(
+        Assignment.objects.select_related("job", "dialogue"), pk=pk, job__is_live=False
+    )
+    assignment_services.check_assignment_access(assignment=assignment, user=request.user)
+    return assignment
+
+
+class RatingSaveApi(APIView):
+    """Save (or revise) one answer: `turn` is a turn id (a model turn) for turn-level
+    questions. Refused with the precise reason when the rubric does not accept it."""
+
+    permission_classes = [IsExpert]
+
+    class RatingSaveInput(serializers.Serializer):
+        question = serializers.CharField()
+        value = serializers.JSONField()
+        turn = serializers.IntegerField(required=False, allow_null=True)
+
+    @extend_schema(
+        request=RatingSaveInput, responses={200: None, 400: OpenApiResponse(RatingErrorOutput)}
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        assignment = _my_assignment(request, pk)
+        serializer = self.RatingSaveInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            rating = assignment_services.rating_save(
+                assignment=assignment,
+                user=request.user,
+                question=data["question"],
+                value=data["value"],
+                turn_id=data.get("turn"),
+            )
+        except AnswerError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(
+            {
+                "question": rating.question,
+                "turn": rating.turn_id,
+                "value": rating.value,
+                "text": rating.text,
+            }
+        )
+
+
+class AssignmentSubmitApi(APIView):
+    """Submit an item; 400 names the missing answers."""
+
+    permission_classes = [IsExpert]
+
+    @extend_schema(
+        request=None, responses={200: AssignmentOutput, 400: OpenApiResponse(RatingErrorOutput)}
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        assignment = _my_assignment(request, pk)
+        try:
+            assignment = assignment_services.assignment_submit(
+                assignment=assignment, user=request.user
+            )
+        except assignment_services.IncompleteError as exc:
+            return Response(
+                {"detail": str(exc), "missing": exc.missing}, status=status.HTTP_400_BAD_REQUEST
+            )
+        except AnswerError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(AssignmentOutput(assignment).data)

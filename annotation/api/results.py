@@ -1,0 +1,140 @@
+"""REST API for a rating job's results (researchers): human scores, agreement, exports, and
+the import of existing ratings."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.generics import get_object_or_404
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import RatingJob
+from annotation.selectors.agreement import job_agreement, job_rater_deviations
+from annotation.selectors.exports import FORMATS, WHATS
+from annotation.selectors.human_scores import (
+    human_scores,
+    job_scores,
+    normalised_system_scores,
+    system_score_rows,
+)
+from annotation.services.rating_import import RatingImportError, ratings_import
+from annotation.views.results import export_response
+
+
+def _job(pk: int) -> RatingJob:
+    return get_object_or_404(RatingJob.objects.select_related("campaign", "rubric"), pk=pk)
+
+
+class JobResultsApi(APIView):
+    """Agreement per question, rater deviations, per-system scores (with CI and rank) and, for
+    seed 001 rubrics, each system's 0–100 score."""
+
+    @extend_schema(responses={200: OpenApiResponse(description="results as JSON")})
+    def get(self, request: Request, pk: int) -> Response:
+        job = _job(pk)
+        scores = job_scores(job=job)
+        return Response(
+            {
+                "job": job.name,
+                "rubric": {"key": job.rubric.key, "version": job.rubric.version},
+                "skipped": [asdict(s) for s in scores.skipped],
+                "agreement": [asdict(a) for a in job_agreement(job=job, data=scores.data)],
+                "raters": [asdict(d) for d in job_rater_deviations(job=job, data=scores.data)],
+                "systems": [asdict(r) for r in system_score_rows(job=job, scores=scores)],
+                "normalised": [asdict(n) for n in normalised_system_scores(job=job, scores=scores)],
+            }
+        )
+
+
+class HumanScoresApi(APIView):
+    """The mean over raters per dialogue (or model turn) and dimension."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter("level", enum=["dialogue", "turn"], default="dialogue")],
+        responses={200: OpenApiResponse(description="list of human scores")},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        level = request.query_params.get("level", "dialogue")
+        if level not in ("dialogue", "turn"):
+            return Response(
+                {"detail": "level must be dialogue or turn"}, status=status.HTTP_400_BAD_REQUEST
+            )
+        return Response([asdict(s) for s in human_scores(job=_job(pk), level=level)])  # type: ignore[arg-type]
+
+
+class JobExportApi(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("what", enum=list(WHATS), default="raw"),
+            # Not `format`: DRF reads that query parameter to pick a renderer.
+            OpenApiParameter("fmt", enum=list(FORMATS), default="csv"),
+        ],
+        responses={(200, "text/csv"): OpenApiResponse(description="CSV or JSON Lines file")},
+    )
+    def get(self, request: Request, pk: int) -> StreamingHttpResponse | Response:
+        what = request.query_params.get("what", "raw")
+        fmt = request.query_params.get("fmt", "csv")
+        if what not in WHATS or fmt not in FORMATS:
+            detail = f"what must be one of {', '.join(WHATS)}; fmt one of {', '.join(FORMATS)}"
+            return Response({"detail": detail}, status=status.HTTP_400_BAD_REQUEST)
+        return export_response(job=_job(pk), what=what, fmt=fmt)
+
+
+class RatingImportApi(APIView):
+    """Upload a ratings CSV (all-or-nothing; errors name the row and column)."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    class RatingImportInput(serializers.Serializer):
+        file = serializers.FileField()
+        campaign = serializers.CharField(help_text="campaign name")
+        rubric = serializers.CharField(help_text="KEY (latest version) or KEY:VERSION")
+
+    class RatingImportErrorOutput(serializers.Serializer):
+        detail = serializers.CharField()
+        row = serializers.IntegerField(allow_null=True)
+        column = serializers.CharField(allow_null=True)
+        argument = serializers.CharField(allow_null=True)
+
+    @extend_schema(
+        request=RatingImportInput,
+        responses={
+            201: OpenApiResponse(description="job id and counts"),
+            400: OpenApiResponse(RatingImportErrorOutput, description="Import refused"),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        data = self.RatingImportInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            result = ratings_import(
+                fileobj=data.validated_data["file"],
+                campaign_name=data.validated_data["campaign"],
+                rubric_ref=data.validated_data["rubric"],
+                created_by=request.user,
+            )
+        except RatingImportError as exc:
+            body = {
+                "detail": str(exc),
+                "row": exc.row,
+                "column": exc.column,
+                "argument": exc.argument,
+            }
+            return Response(body, status=status.HTTP_400_BAD_REQUEST)
+        return Response(
+            {
+                "job": result.job.pk,
+                "job_name": result.job.name,
+                "ratings": result.ratings,
+                "dialogues": result.dialogues,
+                "raters": result.raters,
+                "new_raters": result.new_raters,
+            },
+            status=status.HTTP_201_CREATED,
+        )

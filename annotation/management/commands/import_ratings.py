@@ -1,0 +1,51 @@
+"""`python manage.py import_ratings FILE.csv --campaign NAME --rubric KEY[:VERSION]`."""
+
+from __future__ import annotations
+
+import sys
+from argparse import ArgumentParser
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.services.rating_import import RatingImportError, ratings_import
+
+
+class Command(BaseCommand):
+    help = (
+        "Import existing ratings from CSV (columns dialogue_id, rater, question, value, optional "
+        "turn) into the campaign's imported rating job for the rubric. All-or-nothing: an error "
+        "names the row (the header is row 1) and column and leaves the database unchanged."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("path", help="CSV file (UTF-8), or - for standard input")
+        parser.add_argument("--campaign", required=True, help="campaign name")
+        parser.add_argument(
+            "--rubric", required=True, help="rubric key, latest version; or KEY:VERSION"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = options["path"]
+        try:
+            fileobj = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+        except OSError as exc:
+            raise CommandError(f"cannot open {path}: {exc.strerror}") from exc
+        try:
+            result = ratings_import(
+                fileobj=fileobj, campaign_name=options["campaign"], rubric_ref=options["rubric"]
+            )
+        except RatingImportError as exc:
+            raise CommandError(f"{path}: {exc}") from exc
+        finally:
+            if fileobj is not sys.stdin.buffer:
+                fileobj.close()
+        created = (
+            f" (new expert accounts: {', '.join(result.new_raters)})" if result.new_raters else ""
+        )
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Imported {result.ratings} ratings of {result.dialogues} dialogues by "
+                f"{result.raters} raters into job '{result.job.name}'{created}."
+            )
+        )

@@ -1,0 +1,65 @@
+"""Inter-rater agreement of a rating job, per question and per rater, from the kernels.
+
+The answers are the raw counted answers (`human_scores.job_answers`): a second-level question a
+rater skipped after a failed gate is missing, not 0, as `annotation.agreement` expects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+
+from annotation.agreement import QuestionAgreement, question_agreement, rater_deviations
+from annotation.models import RatingJob
+from annotation.selectors.human_scores import JobAnswers, job_answers
+
+
+@dataclass(frozen=True)
+class RaterDeviationRow:
+    """A rater's deviation from the other raters (0..1 scale), `flagged` as an outlier."""
+
+    rater_id: int
+    username: str
+    n: int
+    mean_deviation: float | None
+    mean_abs_deviation: float | None
+    z: float | None
+    flagged: bool
+
+
+def job_agreement(*, job: RatingJob, data: JobAnswers | None = None) -> list[QuestionAgreement]:
+    """Per question (free text excluded): percent agreement, Randolph's free-marginal kappa,
+    Fleiss' kappa, Krippendorff's alpha, and how many items and raters they rest on."""
+    data = data or job_answers(job=job)
+    text_keys = {q.key for q in data.spec.questions if q.type == "text"}
+    answers = [a for a in data.answers if a.question not in text_keys]
+    return question_agreement(data.spec, answers)
+
+
+def job_rater_deviations(
+    *, job: RatingJob, data: JobAnswers | None = None, z_threshold: float = 2.0
+) -> list[RaterDeviationRow]:
+    """Per rater, the deviation from the mean of the other raters of the same items, pooled over
+    the numeric questions; flagged when its z among raters exceeds `z_threshold`. Sorted with the
+    largest mean absolute deviation first."""
+    data = data or job_answers(job=job)
+    deviations = rater_deviations(data.spec, data.answers, z_threshold=z_threshold)
+    names = dict(
+        get_user_model()
+        .objects.filter(pk__in=[d.rater for d in deviations])
+        .values_list("pk", "username")
+    )
+    rows = [
+        RaterDeviationRow(
+            rater_id=d.rater,  # type: ignore[arg-type]
+            username=names.get(d.rater, str(d.rater)),
+            n=d.n,
+            mean_deviation=d.mean_deviation,
+            mean_abs_deviation=d.mean_abs_deviation,
+            z=d.z,
+            flagged=d.flagged,
+        )
+        for d in deviations
+    ]
+    return sorted(rows, key=lambda r: (-(r.mean_abs_deviation or 0.0), r.username))

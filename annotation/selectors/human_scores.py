@@ -1,0 +1,321 @@
+"""Human scores of a rating job: the one place where `Rating` rows become scores.
+
+Everything here feeds the scoring kernels (`annotation.scoring`) with plain `Answer` records, so
+the gate rule, the per-skill questions and the seed 001 0–100 normalisation are the kernel's.
+The correlation reports (metrics app), the results page, the exports and `export_human_scores`
+all read these functions.
+
+Only *real* ratings count: submitted assignments that are not quality-control items (gold,
+duplicates, onboarding) by raters who are not blocked (`counted_assignments`). A turn index is
+the 0-based position of the turn among the dialogue's model (system) turns, as in the kernels.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from django.db.models import QuerySet
+
+from annotation.models import Assignment, JobRater, Rating, RatingJob
+from annotation.rubric_spec import Question, RubricSpec, validate_spec
+from annotation.scoring import (
+    OVERALL,
+    Answer,
+    IncompleteAnswersError,
+    ScoreRow,
+    UnitScore,
+    dialogue_scores,
+    normalised_score,
+    score_unit,
+    system_scores,
+)
+from chat.models import Dialogue, Turn
+
+
+@dataclass(frozen=True)
+class HumanScore:
+    """The mean over raters of one unit's score on one dimension."""
+
+    dialogue_id: int
+    turn_id: int | None  # the model Turn's pk for turn-level questions; None at dialogue level
+    backend: str  # Backend.name (the real system name: researchers only)
+    skill: str
+    dimension: str  # question key, or "overall"
+    value: float
+    n_raters: int
+
+
+@dataclass(frozen=True)
+class NormalisedSystemScore:
+    """Seed 001's 0–100 score of one system: Σ points / Σ full points × 100 over its ratings."""
+
+    backend: str
+    skill: str | None  # None: pooled over the system's skills
+    score: float
+    n_dialogues: int
+    n_ratings: int  # (dialogue, rater) pairs
+
+
+@dataclass(frozen=True)
+class SkippedUnit:
+    """A submitted (dialogue, rater) whose answers lack a required question: not scored."""
+
+    dialogue_id: int
+    rater_id: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class JobAnswers:
+    """A job's counted answers in kernel form, with what is needed to label and join them."""
+
+    spec: RubricSpec
+    answers: list[Answer]  # unit = dialogue pk, rater = user pk, turn = model-turn index
+    skills: dict[int, str]  # dialogue pk → skill key
+    systems: dict[int, str]  # dialogue pk → backend name
+    turn_ids: dict[tuple[int, int], int]  # (dialogue pk, model-turn index) → Turn pk
+
+
+@dataclass(frozen=True)
+class JobScores:
+    """Every counted (dialogue, rater) scored by the kernel, and those that could not be."""
+
+    data: JobAnswers
+    unit_scores: list[UnitScore]
+    skipped: list[SkippedUnit]
+
+
+def counted_assignments(*, job: RatingJob) -> QuerySet[Assignment]:
+    """The assignments whose ratings are scores: submitted, real items, by raters of the job
+    who are neither blocked nor screened out.
+
+    Gold, duplicated and onboarding items exist to check raters; counting them would weigh some
+    dialogues twice (duplicates) or mix screening items into the results.
+    """
+    excluded_raters = job.job_raters.exclude(state=JobRater.State.ACTIVE).values("rater_id")
+    return job.assignments.filter(
+        status=Assignment.Status.SUBMITTED, kind=Assignment.Kind.REAL
+    ).exclude(rater_id__in=excluded_raters)
+
+
+def counted_ratings(*, job: RatingJob) -> QuerySet[Rating]:
+    return Rating.objects.filter(assignment__in=counted_assignments(job=job))
+
+
+def job_answers(*, job: RatingJob) -> JobAnswers:
+    """The counted ratings of `job` as kernel `Answer`s (text answers carry their text)."""
+    rows = list(
+        counted_ratings(job=job).values_list(
+            "assignment__dialogue_id",
+            "assignment__rater_id",
+            "question",
+            "turn_id",
+            "value",
+            "text",
+        )
+    )
+    dialogue_ids = {row[0] for row in rows}
+    dialogues = Dialogue.objects.filter(pk__in=dialogue_ids).values_list(
+        "pk", "skill__key", "backend__name"
+    )
+    skills = {pk: skill for pk, skill, _ in dialogues}
+    systems = {pk: backend for pk, _, backend in dialogues}
+    turn_index, turn_ids = model_turn_indices(dialogue_ids)
+    strays = {row[3] for row in rows if row[3] is not None and row[3] not in turn_index}
+    if strays:
+        # The rating services only attach turn-level answers to model turns.
+        raise ValueError(f"job {job.name!r}: ratings on turns that are not model turns {strays}")
+    answers = [
+        Answer(
+            unit=dialogue_id,
+            rater=rater_id,
+            question=question,
+            value=text if value is None else value,
+            turn=None if turn_id is None else turn_index[turn_id],
+        )
+        for dialogue_id, rater_id, question, turn_id, value, text in rows
+    ]
+    return JobAnswers(
+        spec=validate_spec(job.rubric.spec),
+        answers=answers,
+        skills=skills,
+        systems=systems,
+        turn_ids=turn_ids,
+    )
+
+
+def model_turn_indices(
+    dialogue_ids: Iterable[int],
+) -> tuple[dict[int, int], dict[tuple[int, int], int]]:
+    """Turn pk → index among its dialogue's model turns, and (dialogue, index) → Turn pk."""
+    by_pk: dict[int, int] = {}
+    by_index: dict[tuple[int, int], int] = {}
+    position: dict[int, int] = defaultdict(int)
+    turns = (
+        Turn.objects.filter(dialogue_id__in=list(dialogue_ids), speaker=Turn.Speaker.SYSTEM)
+        .order_by("dialogue_id", "index")
+        .values_list("pk", "dialogue_id")
+    )
+    for pk, dialogue_id in turns:
+        index = position[dialogue_id]
+        position[dialogue_id] += 1
+        by_pk[pk] = index
+        by_index[(dialogue_id, index)] = pk
+    return by_pk, by_index
+
+
+def job_scores(*, job: RatingJob) -> JobScores:
+    """Score every counted (dialogue, rater) with the kernel; incomplete ones are skipped.
+
+    A submitted assignment should be complete (submission checks it), but ratings imported or
+    made under older rules may not be; one bad unit must not hide the rest of a job's results,
+    so it is reported in `skipped` instead.
+    """
+    data = job_answers(job=job)
+    groups: dict[tuple[Hashable, Hashable], list[Answer]] = defaultdict(list)
+    for answer in data.answers:
+        groups[(answer.unit, answer.rater)].append(answer)
+    scored: list[UnitScore] = []
+    skipped: list[SkippedUnit] = []
+    for (unit, rater), answers in groups.items():
+        try:
+            scored.append(score_unit(data.spec, answers, skill=data.skills[unit]))  # type: ignore[index]
+        except IncompleteAnswersError as exc:
+            skipped.append(SkippedUnit(dialogue_id=unit, rater_id=rater, reason=str(exc)))  # type: ignore[arg-type]
+    return JobScores(data=data, unit_scores=scored, skipped=skipped)
+
+
+def human_scores(*, job: RatingJob, level: Literal["turn", "dialogue"]) -> list[HumanScore]:
+    """Per unit and dimension, the mean over the unit's raters.
+
+    Dialogue level: every scored question (a turn-level question's dialogue score is its mean
+    over the rated turns) and `overall`, as `dialogue_score_rows`. Turn level: each turn-level
+    scored question per model turn (the gate rule applied) and, when the rubric has an overall
+    score, the turn's `overall` from that turn's questions (mean, sum, or 0–100).
+    """
+    if level not in ("turn", "dialogue"):
+        raise ValueError(f"level must be 'turn' or 'dialogue', got {level!r}")
+    scores = job_scores(job=job)
+    data = scores.data
+    if level == "dialogue":
+        return [
+            HumanScore(
+                dialogue_id=row.unit,  # type: ignore[arg-type]
+                turn_id=None,
+                backend=data.systems[row.unit],  # type: ignore[index]
+                skill=row.skill or "",
+                dimension=row.dimension,
+                value=row.mean,
+                n_raters=row.n,
+            )
+            for row in dialogue_scores(data.spec, scores.unit_scores)
+        ]
+    return _turn_scores(scores)
+
+
+def dialogue_score_rows(
+    *, job: RatingJob, seed: int = 0, n_boot: int = 1000, scores: JobScores | None = None
+) -> list[ScoreRow]:
+    """Per dialogue (unit = dialogue pk) and dimension: mean over raters, std, n, bootstrap CI.
+
+    `scores` (from `job_scores`) saves scoring the job again when a caller needs several views.
+    """
+    scores = scores or job_scores(job=job)
+    return dialogue_scores(scores.data.spec, scores.unit_scores, n_resamples=n_boot, seed=seed)
+
+
+def system_score_rows(
+    *, job: RatingJob, seed: int = 0, n_boot: int = 1000, scores: JobScores | None = None
+) -> list[ScoreRow]:
+    """Per backend name × skill × dimension: mean over dialogues, std, n, 95% CI and rank."""
+    scores = scores or job_scores(job=job)
+    return system_scores(
+        scores.data.spec,
+        scores.unit_scores,
+        systems=scores.data.systems,
+        n_resamples=n_boot,
+        seed=seed,
+    )
+
+
+def normalised_system_scores(
+    *, job: RatingJob, scores: JobScores | None = None
+) -> list[NormalisedSystemScore]:
+    """Each system's 0–100 score (seed 001), pooled over skills and per skill, best first.
+
+    Empty unless the job's rubric scores `normalised_100`.
+    """
+    scores = scores or job_scores(job=job)
+    if scores.data.spec.overall != "normalised_100":
+        return []
+    groups: dict[tuple[str, str | None], list[UnitScore]] = defaultdict(list)
+    for unit_score in scores.unit_scores:
+        backend = scores.data.systems[unit_score.unit]  # type: ignore[index]
+        groups[(backend, None)].append(unit_score)
+        groups[(backend, unit_score.skill)].append(unit_score)
+    results = []
+    for (backend, skill), group in groups.items():
+        value = normalised_score(group)
+        if value is not None:
+            results.append(
+                NormalisedSystemScore(
+                    backend=backend,
+                    skill=skill,
+                    score=value,
+                    n_dialogues=len({s.unit for s in group}),
+                    n_ratings=len(group),
+                )
+            )
+    return sorted(results, key=lambda r: (r.skill is not None, r.skill or "", -r.score, r.backend))
+
+
+def _turn_scores(scores: JobScores) -> list[HumanScore]:
+    spec, data = scores.data.spec, scores.data
+    turn_questions = [q for q in spec.questions if q.level == "turn" and q.scored]
+    counted = [q for q in turn_questions if not q.gate]
+    by_slot: dict[tuple[int, int, str], list[float]] = defaultdict(list)
+    for unit_score in scores.unit_scores:
+        dialogue_id: int = unit_score.unit  # type: ignore[assignment]
+        per_turn: dict[int, dict[str, float]] = defaultdict(dict)
+        for (key, turn), value in unit_score.scores.items():
+            if turn is not None:
+                by_slot[(dialogue_id, turn, key)].append(value)
+                per_turn[turn][key] = value
+        if spec.overall == "none":
+            continue
+        for turn, values in per_turn.items():
+            overall = _turn_overall(spec.overall, counted, values)
+            if overall is not None:
+                by_slot[(dialogue_id, turn, OVERALL)].append(overall)
+    order = {q.key: i for i, q in enumerate(turn_questions)} | {OVERALL: len(turn_questions)}
+    return [
+        HumanScore(
+            dialogue_id=dialogue_id,
+            turn_id=data.turn_ids.get((dialogue_id, turn)),
+            backend=data.systems[dialogue_id],
+            skill=data.skills[dialogue_id],
+            dimension=key,
+            value=float(np.mean(values)),
+            n_raters=len(values),
+        )
+        for (dialogue_id, turn, key), values in sorted(
+            by_slot.items(), key=lambda item: (item[0][0], item[0][1], order[item[0][2]])
+        )
+    ]
+
+
+def _turn_overall(mode: str, questions: list[Question], values: dict[str, float]) -> float | None:
+    """One rater's overall score of one turn, from that turn's non-gate scored questions."""
+    present = [q for q in questions if q.key in values]
+    if not present:
+        return None
+    if mode == "mean":
+        return float(np.mean([values[q.key] for q in present]))
+    if mode == "sum":
+        return float(sum(values[q.key] for q in present))
+    points = sum((values[q.key] - q.min_score) / (q.max_score - q.min_score) for q in present)
+    return 100.0 * points / len(present)

@@ -1,0 +1,328 @@
+"""Reads for rating jobs: their dialogues, raters' work queues and progress."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, User
+from django.db.models import Case, Count, Q, QuerySet, When
+
+from annotation.models import Assignment, GoldItem, JobRater, Rating, RatingJob, Rubric
+from annotation.rubric_spec import applicable_questions, as_spec
+from annotation.selectors.review import grounding_sections, model_alias
+from chat.models import Dialogue, Turn
+from core.access import Role
+
+# Assignments that hold (or held) a rater's work; expired and revoked ones went back to the pool.
+ACTIVE_STATUSES = (
+    Assignment.Status.PENDING,
+    Assignment.Status.IN_PROGRESS,
+    Assignment.Status.SUBMITTED,
+)
+OPEN_STATUSES = (Assignment.Status.PENDING, Assignment.Status.IN_PROGRESS)
+
+
+def experts() -> QuerySet[User]:
+    return User.objects.filter(groups__name=Role.EXPERT.value, is_active=True).distinct()
+
+
+def job_dialogues(job: RatingJob) -> QuerySet[Dialogue]:
+    """The job's real items: accepted dialogues of its campaign (and static run), minus the
+    dialogues used as gold or onboarding items."""
+    dialogues = Dialogue.objects.filter(campaign=job.campaign_id, status=Dialogue.Status.ACCEPTED)
+    if job.static_run_id is not None:
+        dialogues = dialogues.filter(static_run=job.static_run_id)
+    return dialogues.exclude(pk__in=GoldItem.objects.filter(job=job).values("dialogue"))
+
+
+def model_turns(dialogue: Dialogue) -> list[Turn]:
+    """The dialogue's model turns in order: the position is the kernels' turn index."""
+    return list(
+        Turn.objects.filter(dialogue=dialogue, speaker=Turn.Speaker.SYSTEM).order_by("index")
+    )
+
+
+def model_turn_ids(dialogue: Dialogue) -> list[int]:
+    return [turn.pk for turn in model_turns(dialogue)]
+
+
+def job_list() -> QuerySet[RatingJob]:
+    return (
+        RatingJob.objects.filter(is_live=False)
+        .select_related("campaign", "rubric", "static_run")
+        .annotate(
+            n_total=Count("assignments", filter=Q(assignments__status__in=ACTIVE_STATUSES)),
+            n_done=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
+        )
+    )
+
+
+def rubric_choices() -> QuerySet[Rubric]:
+    return Rubric.objects.order_by("key", "-version")
+
+
+@dataclass(frozen=True)
+class RaterProgress:
+    rater_id: int
+    username: str
+    state: str
+    reason: str
+    total: int
+    done: int
+    expired: int
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.total) if self.total else 0
+
+
+def job_progress(job: RatingJob) -> dict[str, Any]:
+    """Progress of the whole job and per rater (active assignments: pending, started, done)."""
+    counts = Assignment.objects.filter(job=job).aggregate(
+        total=Count("id", filter=Q(status__in=ACTIVE_STATUSES)),
+        done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+        expired=Count("id", filter=Q(status=Assignment.Status.EXPIRED)),
+        revoked=Count("id", filter=Q(status=Assignment.Status.REVOKED)),
+    )
+    per_rater = {
+        row["rater"]: row
+        for row in Assignment.objects.filter(job=job)
+        .values("rater")
+        .annotate(
+            total=Count("id", filter=Q(status__in=ACTIVE_STATUSES)),
+            done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+            expired=Count("id", filter=Q(status=Assignment.Status.EXPIRED)),
+        )
+    }
+    raters = []
+    for member in JobRater.objects.filter(job=job).select_related("rater"):
+        row = per_rater.get(member.rater_id, {})
+        raters.append(
+            RaterProgress(
+                rater_id=member.rater_id,
+                username=member.rater.get_username(),
+                state=member.state,
+                reason=member.reason,
+                total=row.get("total", 0),
+                done=row.get("done", 0),
+                expired=row.get("expired", 0),
+            )
+        )
+    total = counts["total"]
+    return {
+        **counts,
+        "percent": round(100 * counts["done"] / total) if total else 0,
+        "dialogues": job_dialogues(job).count(),
+        "raters": raters,
+    }
+
+
+def rater_assignments(*, job: RatingJob, rater: AbstractBaseUser) -> QuerySet[Assignment]:
+    """A rater's active items in their (seeded random) order; onboarding items come first."""
+    return (
+        Assignment.objects.filter(job=job, rater=rater, status__in=ACTIVE_STATUSES)
+        .select_related("dialogue")
+        .order_by(
+            # Onboarding before everything else, then the random order.
+            Case(When(kind=Assignment.Kind.ONBOARDING, then=0), default=1),
+            "order",
+            "id",
+        )
+    )
+
+
+def rater_jobs(*, rater: AbstractBaseUser) -> list[dict[str, Any]]:
+    """The open jobs a rater has work in, with their progress."""
+    rows = (
+        Assignment.objects.filter(
+            rater=rater,
+            status__in=ACTIVE_STATUSES,
+            job__status=RatingJob.Status.OPEN,
+            job__is_live=False,
+        )
+        .values("job_id", "job__name")
+        .annotate(total=Count("id"), done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)))
+        .order_by("job__name")
+    )
+    return [
+        {
+            "id": row["job_id"],
+            "name": row["job__name"],
+            "total": row["total"],
+            "done": row["done"],
+            "percent": round(100 * row["done"] / row["total"]) if row["total"] else 0,
+        }
+        for row in rows
+    ]
+
+
+def job_rater_state(*, job: RatingJob, rater: AbstractBaseUser) -> str | None:
+    return JobRater.objects.filter(job=job, rater=rater).values_list("state", flat=True).first()
+
+
+# --- what the annotation page shows ------------------------------------------------------------
+
+
+def localized(texts: Any, language: str) -> str:
+    """A label in the page's language: zh-hans first for Chinese pages, English otherwise."""
+    if not isinstance(texts, dict) or not texts:
+        return str(texts or "")
+    order = ("en", "zh-hans") if language.startswith("en") else ("zh-hans", "en")
+    for code in (*order, "ja"):
+        if texts.get(code):
+            return str(texts[code])
+    return str(next(iter(texts.values())))
+
+
+@dataclass(frozen=True)
+class OptionView:
+    value: str
+    label: str
+    definition: str
+    shortcut: str
+
+
+@dataclass(frozen=True)
+class QuestionView:
+    key: str
+    type: str
+    level: str
+    label: str
+    help: str
+    gate: bool
+    category: str
+    options: tuple[OptionView, ...]
+    pass_values: tuple[str, ...]  # a gate's answers that let the second level be asked
+    turn_id: int | None
+    turn_number: int | None  # 1-based, for people
+    answer: str
+
+    @property
+    def dom_id(self) -> str:
+        return f"q-{self.key}" + ("" if self.turn_id is None else f"-t{self.turn_id}")
+
+
+def _value_text(value: float | None, text: str) -> str:
+    if value is None:
+        return text
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _options(question: Any, language: str, yes: str, no: str) -> tuple[OptionView, ...]:
+    def definition(value: int) -> str:
+        return localized(question.levels.get(str(value), {}), language)
+
+    if question.type in ("scale", "likert"):
+        return tuple(
+            OptionView(str(v), str(v), definition(v), str(v) if v <= 9 else "")
+            for v in range(question.minimum, question.maximum + 1)
+        )
+    if question.type == "yesno":
+        return (OptionView("1", yes, "", "y"), OptionView("0", no, "", "n"))
+    if question.type == "choice":
+        return tuple(
+            OptionView(str(i), localized(o.label, language), "", str(i + 1) if i < 9 else "")
+            for i, o in enumerate(question.options)
+        )
+    return ()
+
+
+def question_views(
+    *,
+    questions: Iterable[Any],
+    language: str,
+    answers: dict[tuple[str, int | None], str],
+    turn_id: int | None = None,
+    turn_number: int | None = None,
+    categories: dict[str, Any] | None = None,
+    yes: str = "是",
+    no: str = "否",
+) -> list[QuestionView]:
+    views = []
+    for q in questions:
+        options = _options(q, language, yes, no)
+        views.append(
+            QuestionView(
+                key=q.key,
+                type=q.type,
+                level=q.level,
+                label=localized(q.label, language) or q.key,
+                help=localized(q.help, language),
+                gate=q.gate,
+                category=localized((categories or {}).get(q.category or "", {}), language),
+                options=options,
+                pass_values=tuple(
+                    o.value for o in options if q.gate and q.score(float(o.value)) > 0
+                ),
+                turn_id=turn_id,
+                turn_number=turn_number,
+                answer=answers.get((q.key, turn_id), ""),
+            )
+        )
+    return views
+
+
+def annotation_page(*, assignment: Assignment, language: str, yes: str, no: str) -> dict[str, Any]:
+    """Everything the annotation page renders for one item, labels in `language`."""
+    dialogue = assignment.dialogue
+    spec = as_spec(assignment.job.rubric.spec)
+    skill = dialogue.skill.key
+    answers = {
+        (r.question, r.turn_id): _value_text(r.value, r.text)
+        for r in Rating.objects.filter(assignment=assignment)
+    }
+    turn_questions = applicable_questions(spec, skill, "turn")
+    turns = []
+    model_index = 0
+    n_questions = 0
+    for turn in dialogue.turns.order_by("index"):
+        questions: list[QuestionView] = []
+        if turn.speaker == Turn.Speaker.SYSTEM:
+            asked = [q for q in turn_questions if q.max_turns is None or model_index < q.max_turns]
+            questions = question_views(
+                questions=asked,
+                language=language,
+                answers=answers,
+                turn_id=turn.pk,
+                turn_number=model_index + 1,
+                categories=dict(spec.categories),
+                yes=yes,
+                no=no,
+            )
+            model_index += 1
+        n_questions += len(questions)
+        turns.append({"turn": turn, "questions": questions})
+    dialogue_questions = question_views(
+        questions=applicable_questions(spec, skill, "dialogue"),
+        language=language,
+        answers=answers,
+        categories=dict(spec.categories),
+        yes=yes,
+        no=no,
+    )
+    n_questions += len(dialogue_questions)
+    mine = Assignment.objects.filter(
+        job=assignment.job, rater=assignment.rater, status__in=ACTIVE_STATUSES
+    )
+    done = mine.filter(status=Assignment.Status.SUBMITTED).count()
+    total = mine.count()
+    return {
+        "assignment": assignment,
+        "job": assignment.job,
+        "dialogue": dialogue,
+        "alias": model_alias(dialogue),
+        "grounding": grounding_sections(dialogue.grounding),
+        "turns": turns,
+        "dialogue_questions": dialogue_questions,
+        "instructions": localized(spec.instructions, language),
+        "rubric_title": localized(spec.title, language),
+        "n_answered": len(answers),
+        "n_questions": n_questions,
+        "done": done,
+        "total": total,
+        "position": min(done + 1, total),
+        "percent": round(100 * done / total) if total else 0,
+        "editable": assignment.status in OPEN_STATUSES,
+    }

@@ -1,0 +1,134 @@
+"""Live per-turn rating in the chat (seed 001's multi-turn protocol).
+
+Testers rate each model reply for relevance and divergence while chatting. The ratings live in
+the campaign's *live job*: a `RatingJob` flagged `is_live`, created on first use with the
+`yesno-multi-turn` preset, where the crowdworker is the rater of their own dialogue (one
+assignment per dialogue). Answers go through the same `rating_save` as the annotation page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.models import Assignment, Rating, RatingJob, Rubric
+from annotation.rubric_spec import AnswerError, Question, applicable_questions, as_spec
+from annotation.selectors.rating import model_turns
+from annotation.services.assignments import missing_answers, rating_save
+from chat.models import Campaign, Dialogue, Turn
+
+LIVE_RUBRIC_KEY = "yesno-multi-turn"
+
+
+def live_rubric() -> Rubric:
+    """The latest version of the multi-turn yes/no preset."""
+    rubric = Rubric.objects.filter(key=LIVE_RUBRIC_KEY).order_by("-version").first()
+    if rubric is None:
+        raise AnswerError(f"the {LIVE_RUBRIC_KEY} rubric is missing (migration 0002 loads it)")
+    return rubric
+
+
+def live_job_for(campaign: Campaign) -> RatingJob:
+    """The campaign's live job, created on first use (a race creates it once)."""
+    job = RatingJob.objects.filter(campaign=campaign, is_live=True).first()
+    if job is not None:
+        return job
+    try:
+        with transaction.atomic():
+            return RatingJob.objects.create(
+                name=f"live-{campaign.pk}-{campaign.name}"[:160],
+                campaign=campaign,
+                rubric=live_rubric(),
+                raters_per_dialogue=1,
+                status=RatingJob.Status.OPEN,
+                is_live=True,
+            )
+    except IntegrityError:
+        return RatingJob.objects.get(campaign=campaign, is_live=True)
+
+
+def check_live_access(*, turn: Turn, user: AbstractBaseUser) -> None:
+    dialogue = turn.dialogue
+    if dialogue.worker_id != user.pk:
+        raise PermissionDenied("Only the worker of this dialogue rates its replies.")
+    if not dialogue.campaign.rate_while_chatting:
+        raise PermissionDenied("This campaign does not rate replies while chatting.")
+    if turn.speaker != Turn.Speaker.SYSTEM:
+        raise AnswerError("only model replies are rated")
+    if dialogue.status not in (Dialogue.Status.IN_PROGRESS, Dialogue.Status.SUBMITTED):
+        raise AnswerError(f"the dialogue is {dialogue.get_status_display()}: ratings are closed")
+
+
+def live_assignment(*, dialogue: Dialogue, user: AbstractBaseUser) -> Assignment:
+    job = live_job_for(dialogue.campaign)
+    assignment, _ = Assignment.objects.get_or_create(
+        job=job,
+        dialogue=dialogue,
+        rater=user,
+        kind=Assignment.Kind.REAL,
+        defaults={"status": Assignment.Status.IN_PROGRESS, "started_at": timezone.now()},
+    )
+    return assignment
+
+
+def live_questions(*, turn: Turn) -> tuple[list[Question], int]:
+    """The live rubric's turn-level questions for this reply, and the reply's model-turn index.
+    Beyond the rubric's `max_turns` (5 in seed 001) nothing is asked."""
+    dialogue = turn.dialogue
+    job = live_job_for(dialogue.campaign)
+    positions = [t.pk for t in model_turns(dialogue)]
+    if turn.pk not in positions:
+        return [], -1
+    index = positions.index(turn.pk)
+    questions = [
+        q
+        for q in applicable_questions(as_spec(job.rubric.spec), dialogue.skill.key, "turn")
+        if q.max_turns is None or index < q.max_turns
+    ]
+    return questions, index
+
+
+def live_answers(*, turn: Turn, user: AbstractBaseUser) -> dict[str, float | str]:
+    job = RatingJob.objects.filter(campaign=turn.dialogue.campaign_id, is_live=True).first()
+    if job is None:
+        return {}
+    return {
+        r.question: (r.value if r.value is not None else r.text)
+        for r in Rating.objects.filter(assignment__job=job, assignment__rater=user, turn=turn)
+    }
+
+
+@transaction.atomic
+def live_rating_save(
+    *, turn: Turn, user: AbstractBaseUser, answers: Mapping[str, Any]
+) -> list[Rating]:
+    """Save the worker's answers for one reply (all or nothing). The live assignment counts as
+    submitted while every reply so far is fully rated."""
+    check_live_access(turn=turn, user=user)
+    questions, _ = live_questions(turn=turn)
+    if not questions:
+        raise AnswerError("this reply is beyond the turns the rubric rates")
+    known = {q.key for q in questions}
+    unknown = sorted(set(answers) - known)
+    if unknown:
+        raise AnswerError(f"unknown question(s) for this reply: {', '.join(unknown)}")
+    assignment = live_assignment(dialogue=turn.dialogue, user=user)
+    if assignment.status == Assignment.Status.SUBMITTED:
+        Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.IN_PROGRESS)
+        assignment.status = Assignment.Status.IN_PROGRESS
+    saved = [
+        rating_save(assignment=assignment, user=user, question=key, value=value, turn_id=turn.pk)
+        for key, value in answers.items()
+    ]
+    assignment.refresh_from_db()
+    if not missing_answers(assignment):
+        now = timezone.now()
+        Assignment.objects.filter(pk=assignment.pk).update(
+            status=Assignment.Status.SUBMITTED, submitted_at=now
+        )
+    return saved

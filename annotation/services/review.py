@@ -1,0 +1,177 @@
+"""Quality review of collected dialogues (MSDE §3.1).
+
+Experts accept or reject a submitted dialogue; the worker's utterances must be fluent, natural,
+appropriate, coherent and knowledge-accurate. A campaign's `ReviewPolicy` says how many experts
+review each dialogue and how their decisions combine. When the rule resolves, the dialogue becomes
+`accepted` (it can then be rated) or `rejected` with a reason the worker sees before re-collecting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, transaction
+
+from annotation.models import Review, ReviewPolicy
+from chat.models import Campaign, Dialogue
+
+# Reason templates of MSDE §3.1, shown as checkboxes; the stored value is the key.
+REASON_TEMPLATES: dict[str, dict[str, str]] = {
+    "fluent": {"zh-hans": "表达不流畅", "en": "Not fluent"},
+    "natural": {"zh-hans": "不自然", "en": "Not natural"},
+    "appropriate": {"zh-hans": "内容不得体", "en": "Not appropriate"},
+    "coherent": {"zh-hans": "前后不连贯", "en": "Not coherent"},
+    "knowledge": {"zh-hans": "知识使用不准确", "en": "Knowledge used inaccurately"},
+}
+COMMENT_MAX_LENGTH = 2000
+
+
+class ReviewError(ValueError):
+    """A review that cannot be recorded; the message names the field at fault."""
+
+
+def review_policy_for(campaign: Campaign) -> ReviewPolicy:
+    """The campaign's policy, or an unsaved one with the defaults (one reviewer)."""
+    try:
+        return campaign.review_policy
+    except ReviewPolicy.DoesNotExist:
+        return ReviewPolicy(campaign=campaign)
+
+
+def resolve_decision(
+    *, rule: str, reviewers: int, decisions: Sequence[str]
+) -> Review.Decision | None:
+    """The outcome of `decisions` (accept/reject, in order) under `rule`, or None while open."""
+    accepts = sum(d == Review.Decision.ACCEPT for d in decisions)
+    rejects = len(decisions) - accepts
+    if rule == ReviewPolicy.Rule.ANY_REJECT:
+        if rejects:
+            return Review.Decision.REJECT
+        return Review.Decision.ACCEPT if accepts >= reviewers else None
+    if rule == ReviewPolicy.Rule.MAJORITY:
+        needed = reviewers // 2 + 1
+        if accepts >= needed:
+            return Review.Decision.ACCEPT
+        # Rejected once a majority of accepts can no longer be reached.
+        if accepts + (reviewers - len(decisions)) < needed:
+            return Review.Decision.REJECT
+        return None
+    if rule == ReviewPolicy.Rule.ALL:
+        if len(decisions) < reviewers:
+            return None
+        return Review.Decision.ACCEPT if rejects == 0 else Review.Decision.REJECT
+    raise ReviewError(f"decision_rule: unknown rule {rule!r}")
+
+
+def check_can_review(*, dialogue: Dialogue, reviewer: AbstractBaseUser) -> None:
+    """Raise PermissionDenied or ReviewError when `reviewer` may not review `dialogue` now."""
+    if dialogue.worker_id == reviewer.pk:
+        raise PermissionDenied("You cannot review a dialogue you collected.")
+    if dialogue.status != Dialogue.Status.SUBMITTED:
+        raise ReviewError(
+            f"dialogue {dialogue.pk}: status is {dialogue.status}, only submitted dialogues "
+            "are reviewed"
+        )
+    if Review.objects.filter(dialogue=dialogue, reviewer=reviewer).exists():
+        raise ReviewError(f"dialogue {dialogue.pk}: you have already reviewed it")
+
+
+def _clean_reasons(decision: str, reasons: Iterable[str], comment: str) -> list[str]:
+    if decision not in Review.Decision.values:
+        raise ReviewError(f"decision: must be accept or reject, got {decision!r}")
+    cleaned = []
+    for reason in reasons:
+        if reason not in REASON_TEMPLATES:
+            known = ", ".join(REASON_TEMPLATES)
+            raise ReviewError(f"reasons: unknown reason {reason!r} (known: {known})")
+        if reason not in cleaned:
+            cleaned.append(reason)
+    if len(comment) > COMMENT_MAX_LENGTH:
+        raise ReviewError(f"comment: longer than {COMMENT_MAX_LENGTH} characters")
+    if decision == Review.Decision.REJECT and not cleaned and not comment.strip():
+        raise ReviewError("reasons: a rejection needs at least one reason or a comment")
+    if decision == Review.Decision.ACCEPT and cleaned:
+        raise ReviewError("reasons: an accepted dialogue takes no rejection reasons")
+    return cleaned
+
+
+def rejection_text(reviews: Iterable[Review]) -> str:
+    """What the worker reads: each rejecting reviewer's reasons (zh and en) and comment."""
+    lines = []
+    for review in reviews:
+        if review.decision != Review.Decision.REJECT:
+            continue
+        labels = [
+            f"{REASON_TEMPLATES[r]['zh-hans']} ({REASON_TEMPLATES[r]['en']})"
+            for r in review.reasons
+            if r in REASON_TEMPLATES
+        ]
+        parts = ["；".join(labels)] if labels else []
+        if review.comment.strip():
+            parts.append(review.comment.strip())
+        lines.append(" — ".join(parts))
+    return "\n".join(lines)
+
+
+@transaction.atomic
+def review_submit(
+    *,
+    dialogue: Dialogue,
+    reviewer: AbstractBaseUser,
+    decision: str,
+    reasons: Iterable[str] = (),
+    comment: str = "",
+) -> Review:
+    """Record one expert's decision; resolve the dialogue's status when the policy says so."""
+    cleaned = _clean_reasons(decision, reasons, comment)
+    # Lock the dialogue so two reviewers finishing at once resolve the rule once, in order.
+    dialogue = Dialogue.objects.select_for_update().select_related("campaign").get(pk=dialogue.pk)
+    check_can_review(dialogue=dialogue, reviewer=reviewer)
+    try:
+        with transaction.atomic():
+            review = Review.objects.create(
+                dialogue=dialogue,
+                reviewer=reviewer,
+                decision=decision,
+                reasons=cleaned,
+                comment=comment.strip(),
+            )
+    except IntegrityError as exc:
+        raise ReviewError(f"dialogue {dialogue.pk}: you have already reviewed it") from exc
+    policy = review_policy_for(dialogue.campaign)
+    reviews = list(Review.objects.filter(dialogue=dialogue).order_by("created_at", "id"))
+    outcome = resolve_decision(
+        rule=policy.decision_rule,
+        reviewers=policy.reviewers_per_dialogue,
+        decisions=[r.decision for r in reviews],
+    )
+    if outcome == Review.Decision.ACCEPT:
+        dialogue.status = Dialogue.Status.ACCEPTED
+        dialogue.rejection_reason = ""
+        dialogue.save(update_fields=["status", "rejection_reason", "updated_at"])
+    elif outcome == Review.Decision.REJECT:
+        dialogue.status = Dialogue.Status.REJECTED
+        dialogue.rejection_reason = rejection_text(reviews)
+        dialogue.save(update_fields=["status", "rejection_reason", "updated_at"])
+    return review
+
+
+@transaction.atomic
+def review_policy_set(
+    *, campaign: Campaign, reviewers_per_dialogue: int, decision_rule: str
+) -> ReviewPolicy:
+    if reviewers_per_dialogue < 1:
+        raise ReviewError("reviewers_per_dialogue: must be at least 1")
+    if decision_rule not in ReviewPolicy.Rule.values:
+        known = ", ".join(ReviewPolicy.Rule.values)
+        raise ReviewError(f"decision_rule: must be one of {known}, got {decision_rule!r}")
+    policy, _ = ReviewPolicy.objects.update_or_create(
+        campaign=campaign,
+        defaults={
+            "reviewers_per_dialogue": reviewers_per_dialogue,
+            "decision_rule": decision_rule,
+        },
+    )
+    return policy

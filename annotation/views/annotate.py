@@ -1,0 +1,115 @@
+"""The annotation page: one item (a dialogue) of a rater's work, autosaved answer by answer."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from annotation.models import Assignment, RatingJob
+from annotation.rubric_spec import AnswerError
+from annotation.selectors import rating as selectors
+from annotation.services import assignments as services
+from annotation.services.quality import Onboarding, onboarding_result
+from core.access import Role, role_required
+
+
+def _assignment_for(request: HttpRequest, pk: int) -> Assignment:
+    assignment = get_object_or_404(
+        Assignment.objects.select_related("job__rubric", "dialogue__skill", "dialogue__campaign"),
+        pk=pk,
+        job__is_live=False,
+    )
+    services.check_assignment_access(assignment=assignment, user=request.user)
+    return assignment
+
+
+def _page(request: HttpRequest, assignment: Assignment, **extra: object) -> dict:
+    context = selectors.annotation_page(
+        assignment=assignment,
+        language=get_language() or "zh-hans",
+        yes=_("是"),
+        no=_("否"),
+    )
+    context.update(extra)
+    return context
+
+
+@role_required(Role.EXPERT)
+def annotate_next(request: HttpRequest, job_id: int) -> HttpResponse:
+    """Send the rater to their next item (expiring overdue work first), or say they are done."""
+    job = get_object_or_404(RatingJob, pk=job_id, is_live=False)
+    if job.status != RatingJob.Status.OPEN:
+        return render(request, "annotation/annotate_done.html", {"job": job, "closed": True})
+    assignment = services.next_assignment(job=job, rater=request.user)
+    if assignment is not None:
+        return redirect("annotation:annotate-item", pk=assignment.pk)
+    state, rate = onboarding_result(job=job, rater=request.user)
+    context = {
+        "job": job,
+        "failed_screening": state == Onboarding.FAILED,
+        "rate": rate,
+    }
+    return render(request, "annotation/annotate_done.html", context)
+
+
+@role_required(Role.EXPERT)
+def annotate_item(request: HttpRequest, pk: int) -> HttpResponse:
+    assignment = _assignment_for(request, pk)
+    if assignment.status in (Assignment.Status.EXPIRED, Assignment.Status.REVOKED):
+        messages.info(request, _("这一条已不再分配给您。"))
+        return redirect("annotation:annotate-next", job_id=assignment.job_id)
+    services.assignment_start(assignment=assignment)
+    return render(request, "annotation/annotate_item.html", _page(request, assignment))
+
+
+@role_required(Role.EXPERT)
+@require_POST
+def annotate_answer(request: HttpRequest, pk: int) -> HttpResponse:
+    """Autosave one answer (htmx). An invalid answer gets 422 and the precise reason."""
+    assignment = _assignment_for(request, pk)
+    turn = request.POST.get("turn") or None
+    try:
+        turn_id = int(turn) if turn is not None else None
+    except ValueError:
+        turn_id, error = None, f"turn: not a turn id: {turn!r}"
+    else:
+        error = ""
+    if not error:
+        try:
+            services.rating_save(
+                assignment=assignment,
+                user=request.user,
+                question=request.POST.get("question", ""),
+                value=request.POST.get("value", ""),
+                turn_id=turn_id,
+            )
+        except AnswerError as exc:
+            error = str(exc)
+    if not request.htmx:
+        if error:
+            messages.error(request, error)
+        return redirect("annotation:annotate-item", pk=assignment.pk)
+    context = _page(request, assignment, error=error)
+    return render(
+        request, "annotation/annotate_item.html#saved", context, status=422 if error else 200
+    )
+
+
+@role_required(Role.EXPERT)
+@require_POST
+def annotate_submit(request: HttpRequest, pk: int) -> HttpResponse:
+    assignment = _assignment_for(request, pk)
+    try:
+        services.assignment_submit(assignment=assignment, user=request.user)
+    except services.IncompleteError as exc:
+        error = _("还有未回答的问题：%(missing)s") % {"missing": "、".join(exc.missing)}
+    except AnswerError as exc:
+        error = str(exc)
+    else:
+        return redirect("annotation:annotate-next", job_id=assignment.job_id)
+    context = _page(request, assignment, submit_error=error)
+    return render(request, "annotation/annotate_item.html", context, status=400)

@@ -1,0 +1,64 @@
+"""Live per-turn rating: the small form under each model reply in the chat (htmx partial)."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods
+
+from annotation.rubric_spec import AnswerError
+from annotation.selectors.rating import question_views
+from annotation.services import live as services
+from chat.models import Turn
+from core.access import Role, role_required
+
+
+@role_required(Role.CROWDWORKER)
+@require_http_methods(["GET", "POST"])
+def live_turn_rating(request: HttpRequest, turn_id: int) -> HttpResponse:
+    """GET: the questions for this reply; POST: save the answers given (worker of the dialogue)."""
+    turn = get_object_or_404(
+        Turn.objects.select_related("dialogue__campaign", "dialogue__skill"), pk=turn_id
+    )
+    error, saved, status = "", False, 200
+    try:
+        services.check_live_access(turn=turn, user=request.user)
+        if request.method == "POST":
+            answers = {
+                key: request.POST[key]
+                for key in request.POST
+                if key not in ("csrfmiddlewaretoken",)
+            }
+            services.live_rating_save(turn=turn, user=request.user, answers=answers)
+            saved = True
+    except AnswerError as exc:
+        error, status = str(exc), 422
+    questions, index = services.live_questions(turn=turn)
+    given = {
+        (key, turn.pk): _as_text(value)
+        for key, value in services.live_answers(turn=turn, user=request.user).items()
+    }
+    context = {
+        "turn": turn,
+        "number": index + 1,
+        "questions": question_views(
+            questions=questions,
+            language=get_language() or "zh-hans",
+            answers=given,
+            turn_id=turn.pk,
+            turn_number=index + 1,
+            yes=_("是"),
+            no=_("否"),
+        ),
+        "error": error,
+        "saved": saved,
+    }
+    return render(request, "annotation/live_turn_form.html", context, status=status)
+
+
+def _as_text(value: float | str) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)

@@ -1,0 +1,207 @@
+"""A rating job's results for researchers (they name the real systems): agreement, rater
+deviations, per-system scores with a small bar chart per dimension, downloads, and the upload
+of existing ratings."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django import forms
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation.models import RatingJob, Rubric
+from annotation.rubric_spec import RubricSpec
+from annotation.scoring import OVERALL, ScoreRow
+from annotation.selectors.agreement import job_agreement, job_rater_deviations
+from annotation.selectors.exports import FORMATS, WHATS, export_filename, export_lines
+from annotation.selectors.human_scores import (
+    job_scores,
+    normalised_system_scores,
+    system_score_rows,
+)
+from annotation.services.rating_import import RatingImportError, ratings_import
+from chat.models import Campaign
+from core.access import Role, role_required
+
+CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
+# Bar chart geometry (SVG user units); the chart scales to its box.
+CHART_WIDTH, BAR_HEIGHT, BAR_GAP, LABEL_WIDTH, TOP = 320, 18, 8, 96, 6
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    y: float
+    width: float
+    value: float
+    ci_x1: float | None
+    ci_x2: float | None
+    text_x: float
+
+
+@dataclass(frozen=True)
+class Chart:
+    skill: str | None
+    dimension: str
+    bars: list[Bar]
+    height: float
+    low: float
+    high: float
+    label_width: int = LABEL_WIDTH
+    width: int = CHART_WIDTH
+
+
+@role_required(Role.RESEARCHER)
+@require_GET
+def job_results(request: HttpRequest, pk: int) -> HttpResponse:
+    """The results partial the job page loads with htmx; opened directly, a page of its own."""
+    job = get_object_or_404(RatingJob.objects.select_related("campaign", "rubric"), pk=pk)
+    scores = job_scores(job=job)
+    systems = system_score_rows(job=job, scores=scores)
+    normalised = normalised_system_scores(job=job, scores=scores)
+    context = {
+        "job": job,
+        "n_ratings": len(scores.data.answers),
+        "n_units": len(scores.unit_scores),
+        "skipped": scores.skipped,
+        "agreement": job_agreement(job=job, data=scores.data),
+        "deviations": job_rater_deviations(job=job, data=scores.data),
+        "systems": systems,
+        "normalised": normalised,
+        # Per-skill 0–100 rows repeat the pooled ones when the job has a single skill.
+        "normalised_by_skill": len({s.skill for s in normalised if s.skill}) > 1,
+        "charts": _charts(scores.data.spec, systems),
+        "downloads": [(what, fmt) for what in WHATS for fmt in FORMATS],
+    }
+    template = "annotation/results_partial.html" if request.htmx else "annotation/results_page.html"
+    return render(request, template, context)
+
+
+@role_required(Role.RESEARCHER)
+@require_GET
+def job_export(request: HttpRequest, pk: int, what: str, fmt: str) -> StreamingHttpResponse:
+    job = get_object_or_404(RatingJob.objects.select_related("campaign", "rubric"), pk=pk)
+    if what not in WHATS or fmt not in FORMATS:
+        raise Http404("unknown export")
+    return export_response(job=job, what=what, fmt=fmt)
+
+
+def export_response(*, job: RatingJob, what: str, fmt: str) -> StreamingHttpResponse:
+    """Stream an export as a file download (shared by the page and the API)."""
+    response = StreamingHttpResponse(
+        export_lines(job=job, what=what, fmt=fmt),  # type: ignore[arg-type]
+        content_type=CONTENT_TYPES[fmt],
+    )
+    filename = export_filename(job=job, what=what, fmt=fmt)  # type: ignore[arg-type]
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+class RatingImportForm(forms.Form):
+    file = forms.FileField(label=gettext_lazy("评分文件（CSV，UTF-8）"))
+    campaign = forms.ModelChoiceField(
+        queryset=Campaign.objects.order_by("name"),
+        to_field_name="name",
+        label=gettext_lazy("评测活动"),
+    )
+    rubric = forms.ChoiceField(label=gettext_lazy("评分表"))
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["rubric"].choices = [
+            (f"{r.key}:{r.version}", str(r)) for r in Rubric.objects.order_by("key", "-version")
+        ]
+
+
+@role_required(Role.RESEARCHER)
+@require_http_methods(["GET", "POST"])
+def ratings_import_page(request: HttpRequest) -> HttpResponse:
+    form = RatingImportForm(request.POST or None, request.FILES or None)
+    import_error: RatingImportError | None = None
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            result = ratings_import(
+                fileobj=data["file"],
+                campaign_name=data["campaign"].name,
+                rubric_ref=data["rubric"],
+                created_by=request.user,
+            )
+        except RatingImportError as exc:
+            import_error = exc
+        else:
+            messages.success(
+                request,
+                _(
+                    "已导入 %(ratings)d 条评分（%(dialogues)d 段对话，"
+                    "%(raters)d 位评分人）到「%(job)s」。"
+                )
+                % {
+                    "ratings": result.ratings,
+                    "dialogues": result.dialogues,
+                    "raters": result.raters,
+                    "job": result.job.name,
+                },
+            )
+            return redirect("annotation:job-results", pk=result.job.pk)
+    status = 400 if request.method == "POST" else 200
+    return render(
+        request,
+        "annotation/results_import.html",
+        {"form": form, "import_error": import_error},
+        status=status,
+    )
+
+
+def _charts(spec: RubricSpec, rows: list[ScoreRow]) -> list[Chart]:
+    """One horizontal bar chart per (skill, dimension): each system's mean with its 95% CI."""
+    groups: dict[tuple[str | None, str], list[ScoreRow]] = defaultdict(list)
+    for row in rows:
+        groups[(row.skill, row.dimension)].append(row)
+    charts = []
+    for (skill, dimension), group in groups.items():
+        low, high = _domain(spec, dimension, group)
+        span = (high - low) or 1.0
+        plot = CHART_WIDTH - LABEL_WIDTH - 40
+
+        def x(value: float, low: float = low, span: float = span, plot: int = plot) -> float:
+            return round(LABEL_WIDTH + plot * (min(max(value, low), low + span) - low) / span, 1)
+
+        bars = []
+        for i, row in enumerate(sorted(group, key=lambda r: (r.rank or 0, str(r.unit)))):
+            y = TOP + i * (BAR_HEIGHT + BAR_GAP)
+            has_ci = row.ci_low is not None and row.ci_high is not None
+            bars.append(
+                Bar(
+                    label=str(row.unit),
+                    y=y,
+                    width=round(x(row.mean) - LABEL_WIDTH, 1),
+                    value=row.mean,
+                    ci_x1=x(row.ci_low) if has_ci else None,  # type: ignore[arg-type]
+                    ci_x2=x(row.ci_high) if has_ci else None,  # type: ignore[arg-type]
+                    text_x=max(x(row.mean), x(row.ci_high) if has_ci else 0) + 4,  # type: ignore[arg-type]
+                )
+            )
+        height = TOP * 2 + len(bars) * (BAR_HEIGHT + BAR_GAP)
+        charts.append(Chart(skill, dimension, bars, height, low, high))
+    return charts
+
+
+def _domain(spec: RubricSpec, dimension: str, rows: list[ScoreRow]) -> tuple[float, float]:
+    """The axis: the dimension's possible range where the rubric defines it, else the data's."""
+    seen = [v for r in rows for v in (r.mean, r.ci_low, r.ci_high) if v is not None]
+    if dimension == OVERALL:
+        if spec.overall == "normalised_100":
+            return 0.0, 100.0
+        scored = [q for q in spec.questions if q.scored and not q.gate]
+        if spec.overall == "mean" and scored:
+            return min(q.min_score for q in scored), max(q.max_score for q in scored)
+        return min(0.0, *seen), max(seen)
+    question = next(q for q in spec.questions if q.key == dimension)
+    return question.min_score, question.max_score

@@ -1,0 +1,210 @@
+"""REST API for campaigns (researchers): list, create, retrieve, update, activate, close, progress.
+
+Service validation errors come back as HTTP 400 with `{field: [messages]}`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError as ApiValidationError
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from chat.models import Backend, Campaign, Dataset
+from chat.selectors import campaigns as selectors
+from chat.services import campaigns as services
+
+
+class CampaignBackendOutput(serializers.Serializer):
+    id = serializers.IntegerField(source="backend_id")
+    name = serializers.CharField(source="backend.name")
+    alias = serializers.CharField()
+
+
+class CampaignOutput(serializers.ModelSerializer):
+    skills = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
+    datasets = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    backends = CampaignBackendOutput(source="campaign_backends", many=True, read_only=True)
+    invite_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Campaign
+        fields = [
+            "id",
+            "name",
+            "mode",
+            "status",
+            "skills",
+            "backends",
+            "datasets",
+            "quota_per_cell",
+            "max_turns",
+            "min_turns",
+            "instructions",
+            "rate_while_chatting",
+            "per_worker_cap",
+            "reservation_timeout_minutes",
+            "completion_url",
+            "completion_code",
+            "invite_token",
+            "invite_url",
+            "acceptability",
+            "created_at",
+        ]
+
+    def get_invite_url(self, campaign: Campaign) -> str:
+        path = reverse("chat:campaign-join", args=[campaign.invite_token])
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+
+class BackendChoice(serializers.Serializer):
+    id = serializers.PrimaryKeyRelatedField(queryset=Backend.objects.all())
+    alias = serializers.CharField(required=False, allow_blank=True, max_length=60)
+
+
+class CampaignInput(serializers.Serializer):
+    """Shape only; the rules (skills of datasets, turn limits, aliases, …) are the service's."""
+
+    name = serializers.CharField(max_length=160)
+    mode = serializers.ChoiceField(choices=Campaign.Mode.choices)
+    skills = serializers.ListField(child=serializers.CharField(), allow_empty=True)
+    backends = BackendChoice(many=True)
+    datasets = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all(), many=True)
+    quota_per_cell = serializers.IntegerField(required=False)
+    max_turns = serializers.IntegerField(required=False)
+    min_turns = serializers.IntegerField(required=False)
+    instructions = serializers.JSONField(required=False)
+    rate_while_chatting = serializers.BooleanField(required=False)
+    per_worker_cap = serializers.IntegerField(required=False)
+    reservation_timeout_minutes = serializers.IntegerField(required=False)
+    completion_url = serializers.CharField(required=False, allow_blank=True)
+    acceptability = serializers.JSONField(required=False)
+    status = serializers.ChoiceField(choices=Campaign.Status.choices, required=False)
+
+
+def _service_arguments(data: dict[str, Any]) -> dict[str, Any]:
+    arguments = dict(data)
+    if "backends" in arguments:
+        choices = arguments.pop("backends")
+        arguments["backends"] = [choice["id"] for choice in choices]
+        arguments["aliases"] = [choice.get("alias", "") for choice in choices]
+    return arguments
+
+
+def _bad_request(exc: ValidationError) -> ApiValidationError:
+    return ApiValidationError(exc.message_dict)
+
+
+class CampaignPagination(PageNumberPagination):
+    page_size = 50
+
+
+class CampaignListApi(APIView):
+    @extend_schema(responses=CampaignOutput(many=True))
+    def get(self, request: Request) -> Response:
+        campaigns = selectors.campaign_list(
+            user=request.user,
+            status=request.query_params.get("status") or None,
+            mode=request.query_params.get("mode") or None,
+        ).prefetch_related("datasets", "campaign_backends__backend")
+        paginator = CampaignPagination()
+        page = paginator.paginate_queryset(campaigns, request, view=self)
+        data = CampaignOutput(page, many=True, context={"request": request}).data
+        return paginator.get_paginated_response(data)
+
+    @extend_schema(request=CampaignInput, responses={201: CampaignOutput})
+    def post(self, request: Request) -> Response:
+        serializer = CampaignInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            campaign = services.campaign_create(
+                created_by=request.user, **_service_arguments(serializer.validated_data)
+            )
+        except ValidationError as exc:
+            raise _bad_request(exc) from exc
+        campaign = selectors.campaign_get(pk=campaign.pk)
+        body = CampaignOutput(campaign, context={"request": request}).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class CampaignDetailApi(APIView):
+    @extend_schema(responses=CampaignOutput)
+    def get(self, request: Request, pk: int) -> Response:
+        campaign = get_object_or_404(Campaign, pk=pk)
+        campaign = selectors.campaign_get(pk=campaign.pk)
+        return Response(CampaignOutput(campaign, context={"request": request}).data)
+
+    @extend_schema(request=CampaignInput(partial=True), responses=CampaignOutput)
+    def patch(self, request: Request, pk: int) -> Response:
+        campaign = get_object_or_404(Campaign, pk=pk)
+        serializer = CampaignInput(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        arguments = _service_arguments(serializer.validated_data)
+        if "status" in arguments:
+            raise ApiValidationError(
+                {"status": ["use POST …/activate/ or …/close/ to change the status"]}
+            )
+        try:
+            services.campaign_update(campaign=campaign, **arguments)
+        except ValidationError as exc:
+            raise _bad_request(exc) from exc
+        campaign = selectors.campaign_get(pk=campaign.pk)
+        return Response(CampaignOutput(campaign, context={"request": request}).data)
+
+
+class CampaignActivateApi(APIView):
+    @extend_schema(request=None, responses=CampaignOutput)
+    def post(self, request: Request, pk: int) -> Response:
+        campaign = get_object_or_404(Campaign, pk=pk)
+        try:
+            services.campaign_activate(campaign=campaign)
+        except ValidationError as exc:
+            raise _bad_request(exc) from exc
+        campaign = selectors.campaign_get(pk=campaign.pk)
+        return Response(CampaignOutput(campaign, context={"request": request}).data)
+
+
+class CampaignCloseApi(APIView):
+    @extend_schema(request=None, responses=CampaignOutput)
+    def post(self, request: Request, pk: int) -> Response:
+        campaign = get_object_or_404(Campaign, pk=pk)
+        services.campaign_close(campaign=campaign)
+        campaign = selectors.campaign_get(pk=campaign.pk)
+        return Response(CampaignOutput(campaign, context={"request": request}).data)
+
+
+class ProgressCellOutput(serializers.Serializer):
+    backend_id = serializers.IntegerField()
+    alias = serializers.CharField()
+    backend_name = serializers.CharField()
+    skill = serializers.CharField()
+    quota = serializers.IntegerField()
+    collected = serializers.IntegerField()
+    accepted = serializers.IntegerField()
+    in_progress = serializers.IntegerField()
+    rejected = serializers.IntegerField()
+
+
+class ProgressOutput(serializers.Serializer):
+    collected = serializers.IntegerField()
+    in_progress = serializers.IntegerField()
+    rejected = serializers.IntegerField()
+    quota = serializers.IntegerField()
+    percent = serializers.IntegerField()
+    cells = ProgressCellOutput(many=True)
+
+
+class CampaignProgressApi(APIView):
+    @extend_schema(responses=ProgressOutput)
+    def get(self, request: Request, pk: int) -> Response:
+        campaign = get_object_or_404(Campaign, pk=pk)
+        return Response(ProgressOutput(selectors.campaign_progress(campaign=campaign)).data)

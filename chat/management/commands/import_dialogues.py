@@ -1,0 +1,47 @@
+"""`python manage.py import_dialogues FILE.jsonl --campaign NAME`: all-or-nothing."""
+
+from __future__ import annotations
+
+import sys
+from argparse import ArgumentParser
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from chat.services import dialogue_io
+
+
+class Command(BaseCommand):
+    help = (
+        "Import dialogues from JSON Lines (docs/dialogues.md) into a campaign, created with mode "
+        "'imported' when new. Errors name the line and field and leave the database unchanged."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("path", help="JSON Lines file to import, or - for standard input")
+        parser.add_argument("--campaign", required=True, help="campaign name")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = options["path"]
+        try:
+            fileobj = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+        except OSError as exc:
+            raise CommandError(f"cannot open {path}: {exc.strerror}") from exc
+        try:
+            result = dialogue_io.import_dialogues(
+                fileobj=fileobj, campaign_name=options["campaign"], created_by=None
+            )
+        except dialogue_io.DialogueImportError as exc:
+            raise CommandError(f"{path}: {exc}") from exc
+        finally:
+            if fileobj is not sys.stdin.buffer:
+                fileobj.close()
+        created = (
+            f" New systems: {', '.join(result.systems_created)}." if result.systems_created else ""
+        )
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Imported {result.dialogues} dialogues ({result.turns} turns) into campaign "
+                f"'{result.campaign.name}'.{created}"
+            )
+        )

@@ -1,0 +1,218 @@
+"""REST API of metric runs (researchers): create, list, progress, cancel, resume, scores, files."""
+
+from __future__ import annotations
+
+from django.http import StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from chat.models import Campaign, StaticRun
+from metrics.models import Level, MetricRun, MetricScore
+from metrics.selectors import metric_runs as selectors
+from metrics.services import metric_runs as services
+from metrics.views.metric_runs import DOWNLOAD_FORMATS, score_download
+
+
+class MetricRunOutput(serializers.ModelSerializer):
+    campaign = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    metric_status = serializers.SerializerMethodField()
+
+    class Meta:
+        model = MetricRun
+        fields = [
+            "id",
+            "name",
+            "campaign",
+            "static_run",
+            "target",
+            "include_submitted",
+            "source",
+            "metrics",
+            "metric_settings",
+            "status",
+            "progress_done",
+            "progress_total",
+            "signatures",
+            "unavailable",
+            "metric_status",
+            "error",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+
+    def get_metric_status(self, run: MetricRun) -> dict[str, str]:
+        """Per metric: ``ok``, ``unavailable: <why>``, ``partly unavailable: …`` or ``pending``."""
+        return {
+            row["name"]: str(row["status"] or "pending")
+            for row in selectors.run_metric_status(run=run)
+        }
+
+
+class MetricScoreOutput(serializers.ModelSerializer):
+    backend = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    skill = serializers.CharField(source="group")
+
+    class Meta:
+        model = MetricScore
+        fields = ["id", "metric", "level", "turn", "dialogue", "backend", "skill", "value"]
+
+
+class ErrorOutput(serializers.Serializer):
+    detail = serializers.CharField()
+    field = serializers.CharField(allow_null=True)
+    line = serializers.IntegerField(allow_null=True)
+
+
+def _error(exc: services.MetricRunError) -> Response:
+    return Response(
+        {"detail": str(exc), "field": exc.field, "line": exc.line},
+        status=status.HTTP_400_BAD_REQUEST,
+    )
+
+
+class MetricRunListApi(generics.ListAPIView):
+    """List runs (``?status=``); create one over a campaign, a static run or an uploaded answer
+    file (multipart, the ``score_responses`` input format)."""
+
+    serializer_class = MetricRunOutput
+    filter_backends: list[type] = []
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+
+    class Input(serializers.Serializer):
+        name = serializers.CharField(max_length=160)
+        metrics = serializers.ListField(
+            child=serializers.CharField(), help_text="metric or preset names (msde16, …)"
+        )
+        settings = serializers.JSONField(required=False, default=dict)
+        campaign = serializers.SlugRelatedField(
+            slug_field="name", queryset=Campaign.objects.all(), required=False
+        )
+        static_run = serializers.PrimaryKeyRelatedField(
+            queryset=StaticRun.objects.all(), required=False
+        )
+        include_submitted = serializers.BooleanField(required=False, default=False)
+        file = serializers.FileField(required=False)
+        system = serializers.CharField(required=False, default="uploaded")
+        skill = serializers.CharField(required=False, default="chitchat")
+
+        def validate_settings(self, value: object) -> dict:
+            if not isinstance(value, dict):
+                raise serializers.ValidationError("expected a JSON object")
+            return value
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        runs = selectors.metric_run_list(user=self.request.user)
+        if self.request.query_params.get("status"):
+            runs = runs.filter(status=self.request.query_params["status"])
+        return runs
+
+    @extend_schema(
+        request=Input,
+        responses={201: MetricRunOutput, 400: OpenApiResponse(ErrorOutput)},
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.Input(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        upload = None
+        if data.get("file") is not None:
+            upload = services.Upload(
+                fileobj=data["file"],
+                filename=data["file"].name,
+                system=data["system"],
+                skill=data["skill"],
+            )
+        try:
+            run = services.metric_run_create(
+                name=data["name"],
+                metrics=data["metrics"],
+                settings=data["settings"],
+                campaign=data.get("campaign"),
+                static_run=data.get("static_run"),
+                upload=upload,
+                include_submitted=data["include_submitted"],
+                created_by=request.user,
+            )
+        except services.MetricRunError as exc:
+            return _error(exc)
+        return Response(MetricRunOutput(run).data, status=status.HTTP_201_CREATED)
+
+
+class MetricRunDetailApi(generics.RetrieveAPIView):
+    serializer_class = MetricRunOutput
+    queryset = MetricRun.objects.select_related("campaign")
+
+
+class MetricRunCancelApi(APIView):
+    @extend_schema(request=None, responses={200: MetricRunOutput, 409: ErrorOutput})
+    def post(self, request: Request, pk: int) -> Response:
+        run = get_object_or_404(MetricRun, pk=pk)
+        if not services.metric_run_cancel(run=run):
+            body = {"detail": f"the run is already {run.status}", "field": "status", "line": None}
+            return Response(body, status=status.HTTP_409_CONFLICT)
+        return Response(MetricRunOutput(run).data)
+
+
+class MetricRunResumeApi(APIView):
+    @extend_schema(request=None, responses={200: MetricRunOutput, 400: ErrorOutput})
+    def post(self, request: Request, pk: int) -> Response:
+        run = get_object_or_404(MetricRun, pk=pk)
+        try:
+            services.metric_run_resume(run=run)
+        except services.MetricRunError as exc:
+            return _error(exc)
+        run.refresh_from_db()
+        return Response(MetricRunOutput(run).data)
+
+
+class MetricScoreListApi(generics.ListAPIView):
+    """A run's scores, filtered by ``level``, ``metric``, ``backend`` (name or id), ``skill``."""
+
+    serializer_class = MetricScoreOutput
+    filter_backends: list[type] = []
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("level", enum=Level.values),
+            OpenApiParameter("metric", str),
+            OpenApiParameter("backend", str),
+            OpenApiParameter("skill", str, description='skill key; "" = all skills (system)'),
+        ]
+    )
+    def get(self, request: Request, *args: object, **kwargs: object) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        run = get_object_or_404(MetricRun, pk=self.kwargs["pk"])
+        params = self.request.query_params
+        level = params.get("level") or None
+        if level is not None and level not in Level.values:
+            raise serializers.ValidationError({"level": f"expected one of {Level.values}"})
+        return selectors.score_list(
+            run=run,
+            level=level,
+            metric=params.get("metric") or None,
+            backend=params.get("backend") or None,
+            group=params.get("skill"),
+        )
+
+
+class MetricRunDownloadApi(APIView):
+    @extend_schema(
+        responses={
+            (200, "text/csv"): OpenApiResponse(description="tidy scores"),
+            (200, "application/x-ndjson"): OpenApiResponse(description="tidy scores"),
+        }
+    )
+    def get(self, request: Request, pk: int, level: str, fmt: str) -> StreamingHttpResponse:
+        if level not in Level.values or fmt not in DOWNLOAD_FORMATS:
+            raise serializers.ValidationError(
+                {"detail": f"level in {Level.values}, format in {list(DOWNLOAD_FORMATS)}"}
+            )
+        return score_download(get_object_or_404(MetricRun, pk=pk), level, fmt)

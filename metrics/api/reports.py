@@ -1,0 +1,219 @@
+"""REST API of correlation reports (researchers): create, list, status and results, downloads,
+re-run; and the import of external metric scores as a metric run."""
+
+from __future__ import annotations
+
+import mimetypes
+
+from django.http import FileResponse, Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+from rest_framework.views import APIView
+
+from chat.models import Campaign
+from metrics.analysis.join import LEVELS
+from metrics.analysis.scores import ScoreFileError
+from metrics.models import JobStatus, MetricRun, Report
+from metrics.selectors import reports as selectors
+from metrics.services import reports as services
+from metrics.services.score_import import metric_scores_import
+
+
+class ReportOutput(serializers.ModelSerializer):
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    downloads = serializers.SerializerMethodField()
+    figures = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Report
+        fields = [
+            "id",
+            "name",
+            "config",
+            "status",
+            "progress_done",
+            "progress_total",
+            "error",
+            "provenance",
+            "downloads",
+            "figures",
+            "created_by",
+            "created_at",
+            "finished_at",
+        ]
+
+    def _url(self, name: str, report: Report, *args: str) -> str:
+        request = self.context.get("request")
+        return reverse(name, args=[report.pk, *args], request=request)
+
+    def get_downloads(self, report: Report) -> dict[str, str]:
+        """Download URL per format (json, csv, xlsx, latex, zip) once the report is done."""
+        return {
+            fmt: self._url("api-report-download", report, fmt)
+            for fmt in selectors.FORMAT_FILES
+            if selectors.report_file(report, fmt) is not None
+        }
+
+    def get_figures(self, report: Report) -> dict[str, str]:
+        """Figure file name (PNG and SVG) → URL."""
+        return {
+            name: self._url("api-report-figure", report, name)
+            for name in selectors.report_figures(report)
+        }
+
+
+class ReportDetailOutput(ReportOutput):
+    results = serializers.SerializerMethodField()
+
+    class Meta(ReportOutput.Meta):
+        fields = [*ReportOutput.Meta.fields, "results"]
+
+    def get_results(self, report: Report) -> dict | None:
+        """The whole study (docs/correlation.md) when done; null before."""
+        return report.results if report.status == JobStatus.DONE else None
+
+
+class ErrorOutput(serializers.Serializer):
+    detail = serializers.CharField()
+    errors = serializers.DictField(child=serializers.CharField())
+
+
+class ReportListCreateApi(generics.ListAPIView):
+    serializer_class = ReportOutput
+
+    class Input(serializers.Serializer):
+        name = serializers.CharField(max_length=services.NAME_MAX_LENGTH)
+        config = serializers.DictField(
+            help_text="metric_runs (ids), rating_jobs (ids), and optionally metrics, dimensions, "
+            "level (turn|dialogue|system), grouping (skill|dataset|none), system_scores "
+            "(mean|corpus), methods, bootstrap, seed"
+        )
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        return selectors.report_list()
+
+    @extend_schema(
+        request=Input,
+        responses={201: ReportOutput, 400: OpenApiResponse(ErrorOutput, "Bad configuration")},
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.Input(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            report = services.report_create(
+                name=serializer.validated_data["name"],
+                config=serializer.validated_data["config"],
+                created_by=request.user,
+            )
+        except services.ReportConfigError as exc:
+            return Response(
+                {"detail": str(exc), "errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST
+            )
+        body = ReportOutput(report, context={"request": request}).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class ReportDetailApi(generics.RetrieveAPIView):
+    serializer_class = ReportDetailOutput
+    queryset = Report.objects.select_related("created_by")
+
+
+class ReportRerunApi(APIView):
+    @extend_schema(
+        request=None,
+        responses={201: ReportOutput, 400: OpenApiResponse(ErrorOutput, "Cannot be re-run")},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        report = get_object_or_404(Report, pk=pk)
+        try:
+            again = services.report_rerun(report=report, created_by=request.user)
+        except services.ReportConfigError as exc:
+            return Response(
+                {"detail": str(exc), "errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST
+            )
+        body = ReportOutput(again, context={"request": request}).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class ReportDownloadApi(APIView):
+    @extend_schema(responses={(200, "application/octet-stream"): OpenApiResponse(description="")})
+    def get(self, request: Request, pk: int, fmt: str) -> FileResponse:
+        report = get_object_or_404(Report, pk=pk)
+        path = selectors.report_file(report, fmt)
+        if path is None:
+            raise Http404(f"no {fmt!r} file for this report (formats: json, csv, xlsx, latex, zip)")
+        return FileResponse(
+            path.open("rb"), as_attachment=True, filename=f"report-{report.pk}-{path.name}"
+        )
+
+
+class ReportFigureApi(APIView):
+    @extend_schema(responses={(200, "image/png"): OpenApiResponse(description="PNG or SVG")})
+    def get(self, request: Request, pk: int, name: str) -> FileResponse:
+        report = get_object_or_404(Report, pk=pk)
+        path = selectors.report_figure(report, name)
+        if path is None:
+            raise Http404("no such figure")
+        content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        return FileResponse(
+            path.open("rb"),
+            content_type=content_type,
+            as_attachment=True,
+            filename=f"report-{report.pk}-{path.name}",
+        )
+
+
+class ImportedRunOutput(serializers.ModelSerializer):
+    campaign = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    scores = serializers.IntegerField(source="progress_total")
+
+    class Meta:
+        model = MetricRun
+        fields = ["id", "name", "campaign", "source", "metrics", "metric_settings", "scores"]
+
+
+class MetricScoreImportApi(APIView):
+    """Upload external metric scores (CSV group,unit,metric,value); all or nothing."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    class Input(serializers.Serializer):
+        file = serializers.FileField()
+        name = serializers.CharField(max_length=160)
+        campaign = serializers.PrimaryKeyRelatedField(queryset=Campaign.objects.all())
+        level = serializers.ChoiceField(choices=LEVELS)
+
+    class ImportErrorOutput(serializers.Serializer):
+        detail = serializers.CharField()
+        row = serializers.IntegerField(allow_null=True)
+        column = serializers.CharField(allow_blank=True)
+
+    @extend_schema(
+        request=Input,
+        responses={
+            201: ImportedRunOutput,
+            400: OpenApiResponse(ImportErrorOutput, description="Import refused"),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.Input(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            run = metric_scores_import(
+                fileobj=data["file"],
+                filename=data["file"].name,
+                name=data["name"],
+                campaign=data["campaign"],
+                level=data["level"],
+                created_by=request.user,
+            )
+        except ScoreFileError as exc:
+            body = {"detail": str(exc), "row": exc.row, "column": exc.column}
+            return Response(body, status=status.HTTP_400_BAD_REQUEST)
+        return Response(ImportedRunOutput(run).data, status=status.HTTP_201_CREATED)

@@ -1,0 +1,420 @@
+"""Correlation reports on platform data: configure, compute (in a worker), re-run.
+
+A report joins metric scores (one or more metric runs, computed or imported) with human scores
+(one or more rating jobs) at the turn, dialogue or system level and stores the study
+(:func:`metrics.analysis.run_study`) as JSON plus every download file under
+``VAR_DIR/reports/<id>/``. The configuration is checked with messages naming the field, stored
+resolved (the metric and dimension lists written out), and the provenance (rubric key and version
+of each job, the scorers' version and each run's metric signatures) is recorded when the study is
+computed, so :func:`report_rerun` reproduces it and shows what changed.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import RatingJob
+from metrics.analysis import METHODS, StudyConfig, run_study
+from metrics.analysis.join import LEVELS
+from metrics.analysis.results import CorrelationStudy
+from metrics.models import JobStatus, MetricRun, MetricScore, Report
+from metrics.reporting import figure_files, report_bytes, zip_bytes
+from metrics.selectors.reports import (
+    FORMAT_FILES,
+    GROUPINGS,
+    SYSTEM_SCORES,
+    ReportDataError,
+    human_score_rows,
+    job_dimensions,
+    metric_score_rows,
+    report_dir,
+    run_metric_names,
+)
+
+NAME_MAX_LENGTH = 160  # Report.name
+MAX_BOOTSTRAP = 10_000
+MAX_SEED = 2**32 - 1
+PROGRESS_STEPS = 100
+DEFAULTS: dict[str, Any] = {
+    "metrics": [],
+    "dimensions": [],
+    "level": "system",
+    "grouping": "skill",
+    "system_scores": "mean",
+    "methods": ["pearson", "spearman"],
+    "bootstrap": 1000,
+    "seed": 0,
+}
+CONFIG_FIELDS = ("metric_runs", "rating_jobs", *DEFAULTS)
+
+
+class ReportConfigError(ValueError):
+    """A report configuration that cannot be used; ``errors`` maps each field to its message."""
+
+    def __init__(self, errors: Mapping[str, str]) -> None:
+        self.errors = dict(errors)
+        super().__init__("; ".join(f"{field}: {message}" for field, message in self.errors.items()))
+
+
+# --- configuration ---
+
+
+def _id_list(value: Any) -> list[int] | None:
+    if not isinstance(value, (list, tuple)) or not value:
+        return None
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return None
+    return list(dict.fromkeys(value))
+
+
+def _name_list(value: Any) -> list[str] | None:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        return None
+    return list(dict.fromkeys(v.strip() for v in value if v.strip()))
+
+
+def _integer(value: Any, low: int, high: int) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        return None
+    return value
+
+
+def report_config_check(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate a configuration; return it complete and resolved, or raise ReportConfigError.
+
+    Missing optional fields take :data:`DEFAULTS`; empty ``metrics``/``dimensions`` mean every
+    metric of the runs / every dimension of the jobs' rubrics and are written out, so a re-run
+    uses exactly the same ones.
+    """
+    errors: dict[str, str] = {}
+    unknown = sorted(set(data) - set(CONFIG_FIELDS))
+    if unknown:
+        errors[unknown[0]] = f"unknown field (known: {', '.join(CONFIG_FIELDS)})"
+    config = {**DEFAULTS, **{k: v for k, v in data.items() if k in CONFIG_FIELDS}}
+
+    runs: list[MetricRun] = []
+    run_ids = _id_list(config.get("metric_runs"))
+    if run_ids is None:
+        errors["metric_runs"] = "choose at least one metric run (a list of run ids)"
+    else:
+        found = MetricRun.objects.in_bulk(run_ids)
+        missing = [i for i in run_ids if i not in found]
+        unfinished = [found[i] for i in run_ids if i in found and found[i].status != JobStatus.DONE]
+        if missing:
+            errors["metric_runs"] = f"metric run {missing[0]} does not exist"
+        elif unfinished:
+            run = unfinished[0]
+            errors["metric_runs"] = (
+                f"metric run {run.pk} ('{run.name}') is not finished (status: {run.status})"
+            )
+        runs = [found[i] for i in run_ids if i in found]
+
+    jobs: list[RatingJob] = []
+    job_ids = _id_list(config.get("rating_jobs"))
+    if job_ids is None:
+        errors["rating_jobs"] = "choose at least one rating job (a list of job ids)"
+    else:
+        found_jobs = RatingJob.objects.select_related("rubric").in_bulk(job_ids)
+        missing = [i for i in job_ids if i not in found_jobs]
+        if missing:
+            errors["rating_jobs"] = f"rating job {missing[0]} does not exist"
+        jobs = [found_jobs[i] for i in job_ids if i in found_jobs]
+
+    level = config["level"]
+    if level not in LEVELS:
+        errors["level"] = f"must be one of {', '.join(LEVELS)}, not {level!r}"
+    if config["grouping"] not in GROUPINGS:
+        errors["grouping"] = f"must be one of {', '.join(GROUPINGS)}, not {config['grouping']!r}"
+    if config["system_scores"] not in SYSTEM_SCORES:
+        errors["system_scores"] = (
+            f"must be one of {', '.join(SYSTEM_SCORES)}, not {config['system_scores']!r}"
+        )
+    elif config["system_scores"] == "corpus" and level != "system":
+        errors["system_scores"] = "corpus-level scores can only be used at the system level"
+
+    methods = _name_list(config["methods"])
+    if not methods:
+        errors["methods"] = f"choose at least one of {', '.join(METHODS)}"
+    elif bad := [m for m in methods if m not in METHODS]:
+        errors["methods"] = f"unknown method {bad[0]!r} (use {', '.join(METHODS)})"
+    else:
+        config["methods"] = [m for m in METHODS if m in methods]
+    if _integer(config["bootstrap"], 0, MAX_BOOTSTRAP) is None:
+        errors["bootstrap"] = f"must be a whole number from 0 (none) to {MAX_BOOTSTRAP}"
+    if _integer(config["seed"], 0, MAX_SEED) is None:
+        errors["seed"] = f"must be a whole number from 0 to {MAX_SEED}"
+
+    if runs and "metric_runs" not in errors:
+        available = run_metric_names(runs=runs)
+        chosen = _name_list(config["metrics"])
+        if chosen is None:
+            errors["metrics"] = "must be a list of metric names"
+        elif not available:
+            errors["metric_runs"] = "the selected runs have no metric scores"
+        elif bad := [m for m in chosen if m not in available]:
+            errors["metrics"] = (
+                f"unknown metric {bad[0]!r} (the selected runs have: {', '.join(available)})"
+            )
+        else:
+            config["metrics"] = chosen or available
+        if "metrics" not in errors and "metric_runs" not in errors and level in LEVELS:
+            _check_levels(runs, config, errors)
+    if jobs and "rating_jobs" not in errors:
+        available = job_dimensions(jobs=jobs)
+        chosen = _name_list(config["dimensions"])
+        if chosen is None:
+            errors["dimensions"] = "must be a list of rating dimensions"
+        elif bad := [d for d in chosen if d not in available]:
+            errors["dimensions"] = (
+                f"unknown dimension {bad[0]!r} (the jobs' rubrics have: {', '.join(available)})"
+            )
+        else:
+            config["dimensions"] = chosen or available
+    if runs and jobs and level in ("turn", "dialogue") and not errors.get("metric_runs"):
+        run_campaigns = {run.campaign_id for run in runs}
+        if not run_campaigns & {job.campaign_id for job in jobs}:
+            errors.setdefault(
+                "level",
+                f"at the {level} level units are {level}s of one campaign, but the rating jobs "
+                "rate other campaigns than the metric runs score; choose the system level to "
+                "join systems across campaigns (MSDE: static run vs interactive ratings)",
+            )
+    if errors:
+        raise ReportConfigError(errors)
+    config["metric_runs"], config["rating_jobs"] = run_ids, job_ids
+    return {field: config[field] for field in CONFIG_FIELDS}
+
+
+def _check_levels(runs: list[MetricRun], config: dict[str, Any], errors: dict[str, str]) -> None:
+    scores = MetricScore.objects.filter(run__in=runs, metric__in=config["metrics"])
+    if config["level"] == "system" and config["system_scores"] == "corpus":
+        if not scores.filter(level="system").exists():
+            errors["system_scores"] = (
+                "the selected runs have no system-level (corpus) scores for these metrics"
+            )
+    elif config["level"] == "turn":
+        if not scores.filter(level="turn").exists():
+            errors["level"] = "the selected runs have no turn-level scores for these metrics"
+    elif not scores.filter(level__in=("turn", "dialogue")).exists():
+        errors["level"] = "the selected runs have no turn- or dialogue-level scores to average"
+
+
+# --- create, re-run ---
+
+
+def _enqueue(report: Report) -> None:
+    from metrics.tasks.reports import report_compute_task
+
+    transaction.on_commit(lambda: report_compute_task.delay(report.pk))
+
+
+@transaction.atomic
+def report_create(
+    *,
+    name: str,
+    config: Mapping[str, Any],
+    created_by: AbstractBaseUser | None = None,
+    rerun_of: Report | None = None,
+) -> Report:
+    """Check the configuration, save the report and compute it in a worker after commit."""
+    name = name.strip()
+    problems = {}
+    if not name:
+        problems["name"] = "a report name is required"
+    elif len(name) > NAME_MAX_LENGTH:
+        problems["name"] = f"longer than {NAME_MAX_LENGTH} characters"
+    try:
+        resolved = report_config_check(config)
+    except ReportConfigError as exc:
+        raise ReportConfigError({**problems, **exc.errors}) from None
+    if problems:
+        raise ReportConfigError(problems)
+    report = Report.objects.create(
+        name=name,
+        config=resolved,
+        created_by=created_by,
+        provenance={"rerun_of": rerun_of.pk} if rerun_of else {},
+    )
+    _enqueue(report)
+    return report
+
+
+def report_rerun(*, report: Report, created_by: AbstractBaseUser | None = None) -> Report:
+    """A new report with the same configuration (same seed: the same resamples).
+
+    Its provenance names the original, and once computed lists what changed since (rubric
+    versions, metric signatures, the scorers' version), which explains differing numbers.
+    """
+    return report_create(
+        name=report.name, config=report.config, created_by=created_by, rerun_of=report
+    )
+
+
+# --- compute (Celery worker) ---
+
+
+def _provenance(config: Mapping[str, Any]) -> dict[str, Any]:
+    # The scorer registry imports torch: only the worker, which computes, pays for it.
+    from metrics.scorers.registry import SCORERS_VERSION
+
+    jobs = RatingJob.objects.select_related("rubric", "campaign").filter(
+        pk__in=config["rating_jobs"]
+    )
+    runs = MetricRun.objects.select_related("campaign").filter(pk__in=config["metric_runs"])
+    return {
+        "scorers_version": SCORERS_VERSION,
+        "rubrics": [
+            {
+                "job": job.pk,
+                "job_name": job.name,
+                "campaign": job.campaign.name,
+                "rubric": job.rubric.key,
+                "version": job.rubric.version,
+            }
+            for job in sorted(jobs, key=lambda j: j.pk)
+        ],
+        "metric_runs": [
+            {
+                "run": run.pk,
+                "name": run.name,
+                "campaign": run.campaign.name,
+                "source": run.source,
+                "signatures": {m: run.signatures[m] for m in sorted(run.signatures)},
+                "unavailable": run.unavailable,
+            }
+            for run in sorted(runs, key=lambda r: r.pk)
+        ],
+    }
+
+
+def _changes(original: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
+    """What differs between the provenance of the original report and of its re-run."""
+    changes = []
+    if original.get("scorers_version") != current["scorers_version"]:
+        changes.append(
+            f"scorers version {original.get('scorers_version')} → {current['scorers_version']}"
+        )
+    before = {r["job"]: r for r in original.get("rubrics", [])}
+    for rubric in current["rubrics"]:
+        old = before.get(rubric["job"])
+        if old and (old["rubric"], old["version"]) != (rubric["rubric"], rubric["version"]):
+            changes.append(
+                f"rating job {rubric['job_name']}: rubric {old['rubric']} v{old['version']} → "
+                f"{rubric['rubric']} v{rubric['version']}"
+            )
+    runs = {r["run"]: r for r in original.get("metric_runs", [])}
+    for run in current["metric_runs"]:
+        old_signatures = runs.get(run["run"], {}).get("signatures", {})
+        for metric, signature in run["signatures"].items():
+            if metric in old_signatures and old_signatures[metric] != signature:
+                changes.append(f"metric run {run['name']}: {metric} signature changed")
+    return changes
+
+
+def _set_progress(report_id: int, done: int) -> None:
+    Report.objects.filter(pk=report_id, status=JobStatus.RUNNING).update(
+        progress_done=min(done, PROGRESS_STEPS)
+    )
+
+
+def _write_files(report: Report, study: CorrelationStudy) -> Path:
+    """Write every download into a fresh directory, then move it into place whole."""
+    target = report_dir(report)
+    staging = target.with_name(f"{target.name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / "figures").mkdir(parents=True)
+    figures = figure_files(study)
+    for name, data in figures.items():
+        (staging / "figures" / name).write_bytes(data)
+    (staging / FORMAT_FILES["zip"]).write_bytes(zip_bytes(study, figures=figures))
+    for fmt, name in FORMAT_FILES.items():
+        if fmt != "zip":
+            (staging / name).write_bytes(report_bytes(study, fmt))  # type: ignore[arg-type]
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)
+    return target
+
+
+def report_compute(*, report_id: int) -> None:
+    """Compute a pending report (idempotent: a report already taken by a worker is left alone).
+
+    Progress runs 0–100: loading scores is the first 10 steps, the study 10–90, files the rest.
+    A configuration that no longer fits the data (a run deleted, the same unit in two runs)
+    fails the report with the reason; unexpected errors fail it too and are re-raised.
+    """
+    taken = Report.objects.filter(pk=report_id, status=JobStatus.PENDING).update(
+        status=JobStatus.RUNNING, progress_done=0, progress_total=PROGRESS_STEPS, error=""
+    )
+    if not taken:
+        return  # another worker got there first, or it is finished
+    report = Report.objects.get(pk=report_id)
+    try:
+        config = report_config_check(report.config)
+        provenance = _provenance(config)
+        original = report.provenance.get("rerun_of")
+        if original is not None:
+            provenance["rerun_of"] = original
+            before = Report.objects.filter(pk=original).values_list("provenance", flat=True)
+            if before:
+                provenance["changes"] = _changes(before[0], provenance)
+        jobs = list(RatingJob.objects.filter(pk__in=config["rating_jobs"]))
+        human = human_score_rows(
+            jobs=jobs,
+            dimensions=config["dimensions"],
+            level=config["level"],
+            grouping=config["grouping"],
+        )
+        _set_progress(report_id, 5)
+        metric = metric_score_rows(
+            run_ids=config["metric_runs"],
+            metrics=config["metrics"],
+            level=config["level"],
+            grouping=config["grouping"],
+            system_scores=config["system_scores"],
+        )
+        if not human:
+            raise ReportDataError(
+                "the selected rating jobs have no submitted ratings of the chosen dimensions"
+            )
+        if not metric:
+            raise ReportDataError("the selected metric runs have no scores at this level")
+        _set_progress(report_id, 10)
+        study = run_study(
+            metric,
+            human,
+            StudyConfig(
+                level=config["level"],
+                methods=tuple(config["methods"]),
+                bootstrap=config["bootstrap"],
+                seed=config["seed"],
+            ),
+            progress=lambda fraction, _message: _set_progress(report_id, 10 + int(80 * fraction)),
+        )
+        files = _write_files(report, study)
+    except (ReportConfigError, ReportDataError) as exc:
+        _fail(report_id, str(exc))
+        return
+    except Exception as exc:
+        _fail(report_id, f"internal error: {type(exc).__name__}: {exc}")
+        raise
+    Report.objects.filter(pk=report_id).update(
+        status=JobStatus.DONE,
+        progress_done=PROGRESS_STEPS,
+        results=study.to_dict(),
+        provenance=provenance,
+        files_dir=str(files),
+        finished_at=timezone.now(),
+    )
+
+
+def _fail(report_id: int, message: str) -> None:
+    Report.objects.filter(pk=report_id).update(
+        status=JobStatus.FAILED, error=message, finished_at=timezone.now()
+    )

@@ -1,0 +1,170 @@
+"""HTML views of correlation reports and of the metric-score import (researchers only)."""
+
+from __future__ import annotations
+
+import mimetypes
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRefresh
+
+from core.access import Role, role_required
+from metrics.analysis.scores import ScoreFileError
+from metrics.analysis.tables import (
+    coverage_table,
+    group_average_table,
+    metric_correlation_table,
+    system_table,
+)
+from metrics.forms_reports import ReportForm, ScoreImportForm
+from metrics.models import JobStatus, Report
+from metrics.selectors import reports as selectors
+from metrics.services import reports as services
+from metrics.services.score_import import metric_scores_import
+
+DOWNLOADS = (
+    ("csv", gettext_lazy("整洁 CSV")),
+    ("xlsx", "XLSX"),
+    ("json", "JSON"),
+    ("latex", "LaTeX"),
+    ("zip", gettext_lazy("全部（ZIP）")),
+)
+
+
+@role_required(Role.RESEARCHER)
+def report_list(request: HttpRequest) -> HttpResponse:
+    page = Paginator(selectors.report_list(), 25).get_page(request.GET.get("page"))
+    return render(request, "metrics/report_list.html", {"page": page})
+
+
+@role_required(Role.RESEARCHER)
+@require_http_methods(["GET", "POST"])
+def report_create(request: HttpRequest) -> HttpResponse:
+    form = ReportForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            report = services.report_create(
+                name=form.cleaned_data["name"], config=form.config(), created_by=request.user
+            )
+        except services.ReportConfigError as exc:
+            for field, message in exc.errors.items():
+                form.add_error(field if field in form.fields else None, message)
+        else:
+            return redirect("metrics:report-detail", pk=report.pk)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "metrics/report_form.html", {"form": form}, status=status)
+
+
+def _figures(report: Report) -> dict[str, list[str]]:
+    """PNG figure names by kind (heatmap, systems, metrics, distributions)."""
+    kinds: dict[str, list[str]] = {"heatmap": [], "systems": [], "metrics": [], "distributions": []}
+    for name in selectors.report_figures(report):
+        if name.endswith(".png"):
+            kinds.setdefault(name.split("_", 1)[0], []).append(name.removesuffix(".png"))
+    return kinds
+
+
+@role_required(Role.RESEARCHER)
+def report_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    report = get_object_or_404(Report.objects.select_related("created_by"), pk=pk)
+    busy = report.status in (JobStatus.PENDING, JobStatus.RUNNING)
+    if request.htmx:
+        if not busy:
+            return HttpResponseClientRefresh()  # finished: load the whole page with its tables
+        return render(request, "metrics/report_detail.html#progress", {"report": report})
+    context: dict[str, object] = {"report": report, "busy": busy, "downloads": DOWNLOADS}
+    study = selectors.report_study(report)
+    if study is not None:
+        context.update(
+            study=study,
+            correlations=selectors.correlation_page(study),
+            averages=group_average_table(study) if len(study.groups) > 1 else None,
+            system_tables=[system_table(scores) for scores in study.systems],
+            metric_tables=[
+                metric_correlation_table(m) for m in study.metric_correlations if m.metrics
+            ],
+            coverage=coverage_table(study),
+            one_sided=[c for c in study.coverage if c.metric_only or c.human_only],
+            figures=_figures(report),
+        )
+    return render(request, "metrics/report_detail.html", context)
+
+
+@role_required(Role.RESEARCHER)
+@require_POST
+def report_rerun(request: HttpRequest, pk: int) -> HttpResponse:
+    report = get_object_or_404(Report, pk=pk)
+    try:
+        again = services.report_rerun(report=report, created_by=request.user)
+    except services.ReportConfigError as exc:
+        messages.error(request, _("无法重新运行：%(error)s") % {"error": exc})
+        return redirect("metrics:report-detail", pk=report.pk)
+    messages.success(request, _("已用相同配置重新运行报告。"))
+    return redirect("metrics:report-detail", pk=again.pk)
+
+
+@role_required(Role.RESEARCHER)
+def report_download(request: HttpRequest, pk: int, fmt: str) -> FileResponse:
+    report = get_object_or_404(Report, pk=pk)
+    path = selectors.report_file(report, fmt)
+    if path is None:
+        raise Http404("This report has no file in that format (yet).")
+    filename = f"report-{report.pk}-{path.name}"
+    return FileResponse(path.open("rb"), as_attachment=True, filename=filename)
+
+
+@role_required(Role.RESEARCHER)
+def report_figure(request: HttpRequest, pk: int, name: str) -> FileResponse:
+    report = get_object_or_404(Report, pk=pk)
+    path = selectors.report_figure(report, name)
+    if path is None:
+        raise Http404("No such figure.")
+    content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    response = FileResponse(
+        path.open("rb"),
+        content_type=content_type,
+        as_attachment=request.GET.get("download") == "1",
+        filename=f"report-{report.pk}-{path.name}",
+    )
+    # Names in the figures come from user data; an SVG opened on its own must not run scripts.
+    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
+    return response
+
+
+@role_required(Role.RESEARCHER)
+@require_http_methods(["GET", "POST"])
+def score_import(request: HttpRequest) -> HttpResponse:
+    form = ScoreImportForm(request.POST or None, request.FILES or None)
+    import_error: ScoreFileError | None = None
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            run = metric_scores_import(
+                fileobj=data["file"],
+                filename=data["file"].name,
+                name=data["name"],
+                campaign=data["campaign"],
+                level=data["level"],
+                created_by=request.user,
+            )
+        except ScoreFileError as exc:
+            import_error = exc
+        else:
+            messages.success(
+                request,
+                _("已导入指标运行「%(name)s」：%(count)d 个分数。")
+                % {"name": run.name, "count": run.progress_total},
+            )
+            return redirect("metrics:report-create")
+    status = 400 if request.method == "POST" else 200
+    return render(
+        request,
+        "metrics/report_import.html",
+        {"form": form, "import_error": import_error},
+        status=status,
+    )

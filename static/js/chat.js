@@ -1,0 +1,177 @@
+/* The chat page: Enter to send (never during an IME composition), the streamed reply.
+ *
+ * The reply streams as server-sent events read with fetch(): `chunk` events carry text (JSON
+ * strings), appended with textContent so model output can never become markup; `saved` carries
+ * the server-rendered (escaped) turn and status bar; `failed` the error with a retry button.
+ * A dropped connection reconnects: the server replays the text so far, then continues.
+ */
+(function () {
+  "use strict";
+
+  // The send view answers 422 with the reason (retargeted to the error line): show it.
+  if (window.htmx) {
+    window.htmx.config.responseHandling = [
+      { code: "204", swap: false },
+      { code: "[23]..", swap: true },
+      { code: "422", swap: true, error: false },
+      { code: "[45]..", swap: false, error: true },
+    ];
+  }
+
+  const MAX_RECONNECTS = 5;
+
+  function fragment(html) {
+    const template = document.createElement("template");
+    template.innerHTML = html.trim();
+    return template.content.firstElementChild;
+  }
+
+  function replaceWith(target, html) {
+    const node = fragment(html);
+    target.replaceWith(node);
+    if (window.htmx) window.htmx.process(node);
+    return node;
+  }
+
+  function scrollToEnd() {
+    const turns = document.getElementById("turns");
+    if (turns) turns.lastElementChild?.scrollIntoView({ block: "end", behavior: "smooth" });
+  }
+
+  function syncComposer() {
+    const status = document.getElementById("chat-status");
+    const button = document.getElementById("send-button");
+    const box = document.getElementById("utterance");
+    if (!status || !button) return;
+    const canSend = status.dataset.canSend === "true";
+    const awaiting = status.dataset.awaiting === "true";
+    button.disabled = !canSend;
+    if (box) box.disabled = !canSend && !awaiting;
+  }
+
+  function parseEvent(raw) {
+    let name = "message";
+    const data = [];
+    for (const line of raw.split("\n")) {
+      if (line.startsWith("event:")) name = line.slice(6).trim();
+      else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+    }
+    return { name: name, data: data.length ? JSON.parse(data.join("\n")) : null };
+  }
+
+  async function streamReply(pending, attempt) {
+    const textEl = pending.querySelector(".reply-text");
+    let finished = false;
+    try {
+      const response = await fetch(pending.dataset.streamUrl, {
+        headers: { Accept: "text/event-stream" },
+        credentials: "same-origin",
+      });
+      if (!response.ok || !response.body) throw new Error("HTTP " + response.status);
+      textEl.textContent = ""; // the first chunk replays everything streamed so far
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        let end;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const event = parseEvent(buffer.slice(0, end));
+          buffer = buffer.slice(end + 2);
+          if (event.name === "chunk") {
+            textEl.textContent += event.data;
+            scrollToEnd();
+          } else if (event.name === "saved") {
+            replaceWith(pending, event.data.turn_html);
+            const status = document.getElementById("chat-status");
+            if (status) replaceWith(status, event.data.status_html);
+            finished = true;
+          } else if (event.name === "failed") {
+            replaceWith(pending, event.data.html);
+            finished = true;
+          }
+        }
+      }
+    } catch (error) {
+      // Network trouble: reconnect below; the generation itself carries on on the server.
+    }
+    if (finished) {
+      syncComposer();
+      scrollToEnd();
+      document.getElementById("utterance")?.focus();
+      return;
+    }
+    if (attempt < MAX_RECONNECTS) {
+      window.setTimeout(function () { streamReply(pending, attempt + 1); }, 500 * (attempt + 1));
+    } else {
+      pending.querySelector(".typing").textContent =
+        pending.dataset.lostText || "连接中断，请刷新页面。";
+    }
+  }
+
+  function startPendingStreams(root) {
+    const scope = root && root.querySelectorAll ? root : document;
+    const found = scope.matches && scope.matches("[data-stream-url]") ? [scope] : [];
+    found.push(...scope.querySelectorAll("[data-stream-url]"));
+    for (const pending of found) {
+      if (pending.dataset.started) continue;
+      pending.dataset.started = "1";
+      streamReply(pending, 0);
+    }
+  }
+
+  function wireComposer() {
+    const form = document.getElementById("composer");
+    const box = document.getElementById("utterance");
+    if (!form || !box || form.dataset.wired) return;
+    form.dataset.wired = "1";
+    box.addEventListener("keydown", function (event) {
+      if (event.key !== "Enter" || event.shiftKey) return;
+      // While an input method is composing (pinyin, kana), Enter picks a candidate.
+      if (event.isComposing || event.keyCode === 229) return;
+      event.preventDefault();
+      const button = document.getElementById("send-button");
+      if (button && !button.disabled && box.value.trim()) form.requestSubmit(button);
+    });
+    form.addEventListener("htmx:beforeRequest", function () {
+      document.getElementById("send-button").disabled = true;
+    });
+    form.addEventListener("htmx:afterRequest", function (event) {
+      const xhr = event.detail.xhr;
+      if (event.detail.successful && !xhr.getResponseHeader("HX-Retarget")) {
+        form.reset();
+        document.getElementById("no-turns")?.remove();
+      }
+      syncComposer();
+      scrollToEnd();
+    });
+  }
+
+  function wireCompletionRedirect() {
+    const target = document.querySelector("[data-redirect-url]");
+    if (!target || target.dataset.wired) return;
+    target.dataset.wired = "1";
+    const seconds = Number(target.dataset.redirectSeconds || "5");
+    window.setTimeout(function () {
+      window.location.assign(target.dataset.redirectUrl);
+    }, seconds * 1000);
+  }
+
+  function init() {
+    wireComposer();
+    wireCompletionRedirect();
+    startPendingStreams(document);
+    syncComposer();
+    scrollToEnd();
+    document.addEventListener("htmx:afterSettle", syncComposer);
+    if (window.htmx) {
+      window.htmx.onLoad(function (element) {
+        startPendingStreams(element);
+      });
+    }
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();

@@ -1,0 +1,134 @@
+"""Exports of a job: raw ratings (one row per rater × dialogue × turn × question) and aggregates,
+through `export_ratings` and `export_human_scores`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.models import Assignment
+from annotation.presets import preset_spec
+from annotation.selectors.exports import RAW_COLUMNS
+from chat.models import CampaignBackend
+from tests.annotation.results.factories import dialogue_with_turns, job_for, model_turn, rate
+from tests.chat.factories import BackendFactory, CampaignFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def job():
+    """MSDE job: system A (2 knowledge dialogues), system B (1); 2 raters each."""
+    campaign = CampaignFactory(name="导出活动")
+    a, b = BackendFactory(name="系统A"), BackendFactory(name="系统B")
+    CampaignBackend.objects.create(campaign=campaign, backend=a, alias="模型甲")
+    CampaignBackend.objects.create(campaign=campaign, backend=b, alias="模型乙")
+    job = job_for("msde", campaign=campaign, name="MSDE 评分")
+    d1 = dialogue_with_turns(campaign, a, external_id="k-1")
+    d2 = dialogue_with_turns(campaign, a)
+    d3 = dialogue_with_turns(campaign, b, external_id="k-3")
+    rate(job, d1, "r1", {"info": 2, "coh": 2, "know": 2})
+    rate(job, d1, "r2", {"info": 2, "coh": 1, "know": 1})
+    rate(job, d2, "r1", {"info": 1, "coh": 1, "know": 1})
+    rate(job, d2, "r2", {"info": 1, "coh": 2, "know": 0})
+    rate(job, d3, "r1", {"info": 0, "coh": 1, "know": 1})
+    rate(job, d3, "r2", {"info": 1, "coh": 1, "know": 1})
+    rate(job, d3, "gold", {"info": 2, "coh": 2, "know": 2}, kind=Assignment.Kind.GOLD)
+    return job
+
+
+def read_csv(path) -> list[dict[str, str]]:
+    with open(path, encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_raw_csv_has_one_row_per_rater_dialogue_and_question(job, tmp_path):
+    out = tmp_path / "raw.csv"
+    call_command("export_ratings", "--job", "MSDE 评分", "--what", "raw", "--format", "csv",
+                 "--output", str(out), stdout=io.StringIO())  # fmt: skip
+    rows = read_csv(out)
+    assert tuple(rows[0]) == RAW_COLUMNS
+    assert len(rows) == 3 * 2 * 3  # dialogues × raters × questions; the gold item is left out
+    first = next(r for r in rows if r["dialogue_external_id"] == "k-1" and r["rater"] == "r2"
+                 and r["question"] == "coh")  # fmt: skip
+    assert (
+        first["job"] == "MSDE 评分" and first["rubric"] == "msde" and first["rubric_version"] == "1"
+    )
+    assert (first["backend"], first["alias"], first["skill"]) == ("系统A", "模型甲", "knowledge")
+    assert (first["value"], first["turn"], first["turn_id"], first["text"]) == ("1.0", "", "", "")
+    assert first["time_spent_s"] == "90.0" and first["submitted_at"]
+    assert len({(r["dialogue_id"], r["rater"], r["question"]) for r in rows}) == len(rows)
+
+
+def test_raw_jsonl_carries_the_model_turn_index_for_turn_level_questions(tmp_path):
+    job = job_for("yesno-multi-turn")
+    dialogue = dialogue_with_turns(job.campaign, BackendFactory(), model_turns=2)
+    keys = [q["key"] for q in preset_spec("yesno-multi-turn")["questions"]]
+    rate(job, dialogue, "r1", {(k, t): 1 for k in keys for t in (0, 1)})
+    out = tmp_path / "raw.jsonl"
+    call_command("export_ratings", "--campaign", job.campaign.name, "--what", "raw",
+                 "--format", "jsonl", "--output", str(out), stdout=io.StringIO())  # fmt: skip
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 16
+    second = [r for r in rows if r["turn"] == 1]
+    assert len(second) == 8 and {r["turn_id"] for r in second} == {model_turn(dialogue, 1).pk}
+
+
+def test_export_human_scores_at_system_level_has_means_and_ranks(job, tmp_path):
+    out = tmp_path / "system.csv"
+    call_command("export_human_scores", "--campaign", "导出活动", "--level", "system",
+                 "--output", str(out), stdout=io.StringIO())  # fmt: skip
+    rows = read_csv(out)
+    assert list(rows[0]) == ["unit", "skill", "dimension", "mean", "std", "n", "ci_low",
+                             "ci_high", "rank"]  # fmt: skip
+    table = {(r["unit"], r["dimension"]): r for r in rows}
+    # A: info dialogue means 2 and 1 → 1.5 (n 2, std 0.7071); B: 0.5
+    assert float(table[("系统A", "info")]["mean"]) == pytest.approx(1.5)
+    assert table[("系统A", "info")]["n"] == "2" and table[("系统A", "info")]["rank"] == "1"
+    assert float(table[("系统A", "info")]["std"]) == pytest.approx(0.70711, abs=1e-5)
+    assert float(table[("系统B", "info")]["mean"]) == pytest.approx(0.5)
+    assert table[("系统B", "info")]["rank"] == "2"
+    assert table[("系统B", "info")]["std"] == "" and table[("系统B", "info")]["ci_low"] == ""
+    # overall: A's dialogues (2+2+2)/3, (2+1+1)/3 → 5/3 ; (1+1+1)/3, (1+2+0)/3 → 1 ; mean 4/3
+    assert float(table[("系统A", "overall")]["mean"]) == pytest.approx(4 / 3)
+    assert {r["skill"] for r in rows} == {"knowledge"}
+
+
+def test_export_human_scores_at_dialogue_level_names_dialogues_by_external_id(job, tmp_path):
+    out = tmp_path / "dialogue.csv"
+    call_command("export_human_scores", "--campaign", "导出活动", "--job", "MSDE 评分",
+                 "--level", "dialogue", "--output", str(out), stdout=io.StringIO())  # fmt: skip
+    rows = read_csv(out)
+    assert list(rows[0]) == ["unit", "skill", "dimension", "mean", "std", "n", "ci_low", "ci_high"]
+    units = {r["unit"] for r in rows}
+    unnamed = job.campaign.dialogues.get(external_id="")
+    assert units == {"k-1", "k-3", f"d{unnamed.pk}"}
+    coh = next(r for r in rows if r["unit"] == "k-1" and r["dimension"] == "coh")
+    assert (float(coh["mean"]), coh["n"]) == (1.5, "2")
+
+
+def test_aggregates_export_as_jsonl_too(job, tmp_path):
+    out = tmp_path / "system.jsonl"
+    call_command("export_ratings", "--job", "MSDE 评分", "--what", "system", "--format", "jsonl",
+                 "--output", str(out), stdout=io.StringIO())  # fmt: skip
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    info_b = next(r for r in rows if r["unit"] == "系统B" and r["dimension"] == "info")
+    assert info_b == {"unit": "系统B", "skill": "knowledge", "dimension": "info", "mean": 0.5,
+                      "std": None, "n": 1, "ci_low": None, "ci_high": None, "rank": 2}  # fmt: skip
+
+
+def test_a_campaign_with_several_jobs_needs_job(job, tmp_path):
+    job_for("likert", campaign=job.campaign, name="Likert 评分")
+    with pytest.raises(CommandError, match="has 2 rating jobs .* pick one with --job"):
+        call_command("export_human_scores", "--campaign", "导出活动", "--level", "system",
+                     "--output", str(tmp_path / "x.csv"))  # fmt: skip
+    with pytest.raises(CommandError, match="no campaign named 'nope'"):
+        call_command("export_human_scores", "--campaign", "nope", "--level", "system",
+                     "--output", str(tmp_path / "x.csv"))  # fmt: skip
+    with pytest.raises(CommandError, match="belongs to campaign '导出活动', not 'other'"):
+        call_command("export_ratings", "--job", "MSDE 评分", "--campaign", "other", "--what",
+                     "raw", "--format", "csv", "--output", str(tmp_path / "x.csv"))  # fmt: skip

@@ -1,0 +1,223 @@
+"""`import_ratings`: a good file becomes a submitted imported job; any bad row refuses it all."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+
+from annotation.models import Assignment, Rating, RatingJob
+from annotation.selectors.human_scores import human_scores
+from annotation.services.rating_import import RatingImportError, ratings_import
+from core.access import Role, has_role
+from tests.annotation.results.factories import dialogue_with_turns, model_turn
+from tests.chat.factories import BackendFactory, CampaignFactory
+from tests.conftest import make_user
+
+pytestmark = pytest.mark.django_db
+
+GOOD_MSDE = """dialogue_id,rater,question,value
+d1,alice,info,2
+d1,alice,coh,1
+d1,alice,know,2
+d2,alice,info,1
+d2,alice,coh,2
+d1,bob,info,1
+d1,bob,coh,1
+d1,bob,know,0
+"""
+
+
+@pytest.fixture
+def campaign():
+    campaign = CampaignFactory(name="已评对话")
+    dialogue_with_turns(
+        campaign, BackendFactory(name="S1"), skill_key="knowledge", model_turns=2, external_id="d1"
+    )
+    dialogue_with_turns(campaign, BackendFactory(name="S2"), skill_key="chitchat", external_id="d2")
+    return campaign
+
+
+def run(text: str, rubric: str = "msde", campaign: str = "已评对话"):
+    return ratings_import(
+        fileobj=io.BytesIO(text.encode("utf-8")), campaign_name=campaign, rubric_ref=rubric
+    )
+
+
+def test_a_good_file_creates_a_submitted_imported_job_with_expert_raters(campaign):
+    result = run(GOOD_MSDE)
+    assert (result.ratings, result.dialogues, result.raters) == (8, 2, 2)
+    assert result.new_raters == ["alice", "bob"]
+    job = result.job
+    assert (job.campaign, job.rubric.key, job.rubric.version) == (campaign, "msde", 1)
+    assert set(job.assignments.values_list("status", "kind")) == {("submitted", "real")}
+    assert job.assignments.count() == 3
+    alice = User.objects.get(username="alice")
+    assert has_role(alice, Role.EXPERT) and not alice.has_usable_password()
+    scores = human_scores(job=job, level="dialogue")
+    info = next(s for s in scores if s.dimension == "info" and s.backend == "S1")
+    assert (info.value, info.n_raters) == (1.5, 2)
+
+
+def test_a_second_import_replaces_the_answers_it_repeats(campaign):
+    run(GOOD_MSDE)
+    result = run(GOOD_MSDE.replace("d1,bob,info,1", "d1,bob,info,2"))
+    assert RatingJob.objects.count() == 1 and Rating.objects.count() == 8
+    assert result.new_raters == []
+    bob_info = Rating.objects.get(assignment__rater__username="bob", question="info")
+    assert bob_info.value == 2.0
+
+
+def test_turn_level_ratings_land_on_the_model_turns(campaign):
+    keys = [
+        "relevance_topic", "relevance_previous", "relevance_context", "relevance_logic",
+        "divergence_new", "divergence_deepen", "divergence_invite", "divergence_continue",
+    ]  # fmt: skip
+    lines = ["dialogue_id,rater,question,value,turn"]
+    lines += [
+        f"d1,carol,{k},{'是' if i % 2 else 'no'},{t}" for t in (0, 1) for i, k in enumerate(keys)
+    ]
+    result = run("\n".join(lines) + "\n", rubric="yesno-multi-turn:1")
+    assert result.ratings == 16
+    dialogue = campaign.dialogues.get(external_id="d1")
+    second = Rating.objects.get(question="relevance_previous", turn=model_turn(dialogue, 1))
+    assert second.value == 1.0
+
+
+@pytest.mark.parametrize(
+    ("replace", "by", "expected"),
+    [
+        (
+            "d2,alice,info,1",
+            "dx,alice,info,1",
+            "row 5, column 'dialogue_id': no dialogue with id 'dx'",
+        ),
+        ("d2,alice,info,1", ",alice,info,1", "row 5, column 'dialogue_id': is empty"),
+        ("d2,alice,info,1", "d2,,info,1", "row 5, column 'rater': is empty"),
+        ("d2,alice,info,1", "d2,al ice!,info,1", "row 5, column 'rater': 'al ice!' is not a valid"),
+        (
+            "d2,alice,info,1",
+            "d2,alice,infos,1",
+            "row 5, column 'question': unknown question 'infos'",
+        ),
+        (
+            "d2,alice,coh,2",
+            "d2,alice,know,2",
+            "row 6, column 'question': know: not asked for 'chitchat'",
+        ),
+        (
+            "d1,bob,know,0",
+            "d1,bob,know,3",
+            "row 9, column 'value': know: expected a whole number from 0 to 2, got '3'",
+        ),
+        ("d1,bob,know,0", "d1,bob,know,1.5", "row 9, column 'value'"),
+        ("d1,bob,know,0", "d1,bob,know,", "row 9, column 'value': is empty"),
+        ("d1,bob,coh,1", "d1,bob,info,1", "row 8: the same answer as row 7"),
+        (
+            "d2,alice,coh,2\n",
+            "",
+            "row 5, column 'question': incomplete: unit 'd2', rater 'alice': no answer for coh",
+        ),
+        (
+            "dialogue_id,rater,question,value",
+            "dialogue_id,rater,question",
+            "row 1: missing column(s): value",
+        ),
+        (
+            "dialogue_id,rater,question,value",
+            "dialogue_id,rater,question,value,score",
+            "row 1: unknown column(s): score",
+        ),
+        ("d1,bob,coh,1", "d1,bob,coh,1,extra", "row 8: 5 cells, but the header has 4 columns"),
+    ],
+)
+def test_every_kind_of_bad_row_is_named_and_nothing_is_imported(campaign, replace, by, expected):
+    bad = GOOD_MSDE.replace(replace, by, 1)
+    assert bad != GOOD_MSDE
+    with pytest.raises(RatingImportError) as caught:
+        run(bad)
+    assert str(caught.value).startswith(expected), str(caught.value)
+    assert not Rating.objects.exists() and not Assignment.objects.exists()
+    assert not RatingJob.objects.exists()
+    assert not User.objects.filter(username__in=["alice", "bob"]).exists()
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        (
+            "d1,carol,info,1,0",
+            "row 2, column 'turn': info: a dialogue-level question takes no turn",
+        ),
+        ("d1,carol,info,1,x", "row 2, column 'turn': expected a whole number ≥ 0"),
+    ],
+)
+def test_a_turn_on_a_dialogue_level_question_is_refused(campaign, row, expected):
+    with pytest.raises(RatingImportError, match="^" + expected):
+        run("dialogue_id,rater,question,value,turn\n" + row + "\n")
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        (
+            "d1,carol,relevance_topic,1,",
+            "row 2, column 'turn': relevance_topic: a turn-level question needs",
+        ),
+        (
+            "d1,carol,relevance_topic,1,2",
+            "row 2, column 'turn': dialogue 'd1' has 2 model turn(s), so turn 2 is out of range",
+        ),
+        (
+            "d2,carol,relevance_topic,maybe,0",
+            "row 2, column 'value': relevance_topic: expected yes or no",
+        ),
+    ],
+)
+def test_turn_level_rows_need_a_turn_in_range(campaign, row, expected):
+    with pytest.raises(RatingImportError) as caught:
+        run("dialogue_id,rater,question,value,turn\n" + row + "\n", rubric="yesno-multi-turn")
+    assert str(caught.value).startswith(expected), str(caught.value)
+    assert not Rating.objects.exists()
+
+
+def test_a_rater_name_of_an_account_without_the_expert_role_is_refused(campaign):
+    make_user("bob", Role.CROWDWORKER)
+    with pytest.raises(RatingImportError, match="^row 7, column 'rater': user 'bob' exists"):
+        run(GOOD_MSDE)
+    assert not Rating.objects.exists()
+
+
+def test_bad_arguments_and_files_are_named(campaign):
+    with pytest.raises(RatingImportError, match="--campaign: no campaign named 'nope'"):
+        run(GOOD_MSDE, campaign="nope")
+    with pytest.raises(RatingImportError, match="--rubric: rubric 'msde' has no version 9"):
+        run(GOOD_MSDE, rubric="msde:9")
+    with pytest.raises(RatingImportError, match="--rubric: no rubric with key 'zzz'"):
+        run(GOOD_MSDE, rubric="zzz")
+    with pytest.raises(RatingImportError, match="row 1: the file is empty"):
+        run("")
+    with pytest.raises(RatingImportError, match="row 2: no ratings after the header row"):
+        run("dialogue_id,rater,question,value\n")
+    with pytest.raises(RatingImportError, match="row 3: not valid UTF-8"):
+        ratings_import(
+            fileobj=io.BytesIO(b"dialogue_id,rater,question,value\nd1,a,info,1\nd1,\xff,coh,1\n"),
+            campaign_name="已评对话",
+            rubric_ref="msde",
+        )
+
+
+def test_the_command_imports_and_reports_errors(campaign, tmp_path):
+    good = tmp_path / "good.csv"
+    good.write_text(GOOD_MSDE, encoding="utf-8-sig")  # a BOM, as spreadsheet programs write
+    out = io.StringIO()
+    call_command(
+        "import_ratings", str(good), "--campaign", "已评对话", "--rubric", "msde", stdout=out
+    )
+    assert "Imported 8 ratings of 2 dialogues by 2 raters" in out.getvalue()
+    bad = tmp_path / "bad.csv"
+    bad.write_text(GOOD_MSDE.replace("d1,bob,know,0", "d1,bob,know,7"), encoding="utf-8")
+    with pytest.raises(CommandError, match=r"bad.csv: row 9, column 'value'"):
+        call_command("import_ratings", str(bad), "--campaign", "已评对话", "--rubric", "msde")

@@ -1,0 +1,164 @@
+"""The job results partial, downloads, the ratings upload and the results API; researchers only."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from annotation.models import Rating, RatingJob
+from tests.annotation.results.factories import dialogue_with_turns, job_for, rate, single
+from tests.chat.factories import BackendFactory, CampaignFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def job():
+    """Seed 001 single-turn: two systems, 6 raters agreeing and one contrarian."""
+    job = job_for("yesno-single-turn", name="单轮评测")
+    good, weak = BackendFactory(name="GoodBot"), BackendFactory(name="WeakBot")
+    items = [dialogue_with_turns(job.campaign, b) for b in (good, good, weak, weak)]
+    for r in range(6):
+        for i, item in enumerate(items):
+            rate(job, item, f"agree{r}", single(9 if i < 2 else 3 + (r + i) % 2))
+    for i, item in enumerate(items):
+        rate(job, item, "contrarian", single(0 if i < 2 else 10, grammatical=int(i >= 2)))
+    return job
+
+
+def results_url(job: RatingJob) -> str:
+    return reverse("annotation:job-results", args=[job.pk])
+
+
+def test_the_results_partial_shows_agreement_deviation_scores_and_charts(researcher_client, job):
+    response = researcher_client.get(results_url(job), HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<html" not in html  # a partial for the job page
+    assert 'id="agreement"' in html and "<code>relevance_content</code>" in html
+    deviation = html[html.index('id="rater-deviation"') :]
+    flagged = deviation[deviation.index('class="flagged"') :]
+    assert "contrarian" in flagged[:200]
+    assert deviation.count('class="flagged"') == 1
+    assert "0–100" in html and "GoodBot" in html and "WeakBot" in html
+    assert html.count("<svg") == len({"overall", "grammatical", "unacceptable"}) + 10
+    for what, fmt in (("raw", "csv"), ("system", "jsonl")):
+        assert reverse("annotation:job-export", args=[job.pk, what, fmt]) in html
+
+
+def test_opened_directly_the_results_are_a_page(researcher_client, job):
+    html = researcher_client.get(results_url(job)).content.decode()
+    assert "<html" in html and "单轮评测" in html and 'id="system-scores"' in html
+
+
+def test_the_raw_download_has_one_row_per_rater_dialogue_and_question(researcher_client, job):
+    url = reverse("annotation:job-export", args=[job.pk, "raw", "csv"])
+    response = researcher_client.get(url)
+    assert response["Content-Disposition"] == f'attachment; filename="ratings-job{job.pk}-raw.csv"'
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    # 7 raters × 4 items × 12 questions
+    assert len(rows) == 7 * 4 * 12 and rows[0]["backend"] in ("GoodBot", "WeakBot")
+    assert (
+        researcher_client.get(
+            reverse("annotation:job-export", args=[job.pk, "raw", "xlsx"])
+        ).status_code
+        == 404
+    )
+
+
+def test_the_results_api_matches_the_page(researcher_client, job):
+    data = researcher_client.get(f"/api/rating-jobs/{job.pk}/results/").json()
+    pooled = {n["backend"]: n["score"] for n in data["normalised"] if n["skill"] is None}
+    # GoodBot: 6 raters × 9 yes × 2 items + contrarian's 0 + 0 → 108 / (2 × 10 × 7) × 100
+    assert pooled["GoodBot"] == pytest.approx(108 / 140 * 100)
+    assert [r["username"] for r in data["raters"] if r["flagged"]] == ["contrarian"]
+    overall = [s for s in data["systems"] if s["dimension"] == "overall"]
+    assert [(s["unit"], s["rank"]) for s in overall] == [("GoodBot", 1), ("WeakBot", 2)]
+    scores = researcher_client.get(f"/api/rating-jobs/{job.pk}/human-scores/?level=dialogue")
+    assert {s["backend"] for s in scores.json()} == {"GoodBot", "WeakBot"}
+    export = researcher_client.get(f"/api/rating-jobs/{job.pk}/export/?what=system&fmt=jsonl")
+    assert export.status_code == 200 and export["Content-Type"].startswith("application/x-ndjson")
+    bad = researcher_client.get(f"/api/rating-jobs/{job.pk}/export/?what=all")
+    assert bad.status_code == 400
+
+
+def upload(text: str) -> SimpleUploadedFile:
+    return SimpleUploadedFile("ratings.csv", text.encode("utf-8"), content_type="text/csv")
+
+
+@pytest.fixture
+def imported_campaign():
+    campaign = CampaignFactory(name="已评对话")
+    dialogue_with_turns(campaign, BackendFactory(name="S"), skill_key="chitchat", external_id="a")
+    return campaign
+
+
+LIKERT_CSV = (
+    "dialogue_id,rater,question,value\n"
+    "a,ann,naturalness,4\na,ann,topic_following,3\na,ann,topic_providing,5\n"
+)
+
+
+def test_the_upload_page_imports_and_shows_the_results(researcher_client, imported_campaign):
+    response = researcher_client.post(
+        reverse("annotation:ratings-import"),
+        {"file": upload(LIKERT_CSV), "campaign": "已评对话", "rubric": "likert:1"},
+    )
+    job = RatingJob.objects.get(campaign=imported_campaign)
+    assert response.status_code == 302 and response["Location"] == results_url(job)
+    assert Rating.objects.filter(assignment__job=job).count() == 3
+
+
+def test_the_upload_page_names_the_bad_row_and_saves_nothing(researcher_client, imported_campaign):
+    response = researcher_client.post(
+        reverse("annotation:ratings-import"),
+        {
+            "file": upload(LIKERT_CSV.replace(",5", ",6")),
+            "campaign": "已评对话",
+            "rubric": "likert:1",
+        },
+    )
+    assert response.status_code == 400
+    assert "row 4, column &#x27;value&#x27;" in response.content.decode()
+    assert not RatingJob.objects.exists()
+
+
+def test_the_import_api(researcher_client, imported_campaign):
+    ok = researcher_client.post(
+        "/api/ratings/import/",
+        {"file": upload(LIKERT_CSV), "campaign": "已评对话", "rubric": "likert"},
+    )
+    assert ok.status_code == 201 and ok.json()["ratings"] == 3
+    bad = researcher_client.post(
+        "/api/ratings/import/",
+        {"file": upload(LIKERT_CSV.replace("a,ann,naturalness", "zz,ann,naturalness")),
+         "campaign": "已评对话", "rubric": "likert"},
+    )  # fmt: skip
+    assert bad.status_code == 400
+    assert bad.json()["row"] == 2 and bad.json()["column"] == "dialogue_id"
+
+
+@pytest.mark.parametrize("client_name", ["expert_client", "crowdworker_client"])
+def test_experts_and_crowdworkers_get_403_on_results_and_exports(request, client_name, job):
+    client = request.getfixturevalue(client_name)
+    for url in (
+        results_url(job),
+        reverse("annotation:job-export", args=[job.pk, "raw", "csv"]),
+        reverse("annotation:ratings-import"),
+        f"/api/rating-jobs/{job.pk}/results/",
+        f"/api/rating-jobs/{job.pk}/human-scores/",
+        f"/api/rating-jobs/{job.pk}/export/",
+    ):
+        assert client.get(url).status_code == 403, url
+    assert client.post("/api/ratings/import/", {}).status_code == 403
+
+
+def test_a_job_without_ratings_shows_empty_tables(researcher_client):
+    job = job_for("msde", name="空任务")
+    response = researcher_client.get(results_url(job), HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    assert "还没有已提交的评分。" in response.content.decode()

@@ -1,0 +1,149 @@
+import shutil
+import subprocess
+
+import pytest
+from django.test import override_settings
+from django.utils import translation
+
+from chat.models import Dialogue
+from chat.services.acceptability import check_utterance, record_violation
+from chat.services.assignment import assign_next
+from tests.chat.campaigns.factories import participant, study
+from tests.chat.factories import TurnFactory
+
+pytestmark = pytest.mark.django_db
+
+GROUNDING = {
+    "knowledge": [
+        ["流浪地球", "导演", "郭帆"],
+        ["流浪地球", "简介", "太阳即将毁灭，人类带着地球逃离太阳系寻找新家园"],
+    ],
+    "goal": ["寒暄", "提及电影流浪地球"],
+}
+
+
+def _dialogue(language: str = "zh", **rules) -> Dialogue:
+    campaign = study(acceptability=rules)
+    dialogue = assign_next(participant=participant(campaign))
+    Dialogue.objects.filter(pk=dialogue.pk).update(language=language, grounding=GROUNDING)
+    dialogue.refresh_from_db()
+    return dialogue
+
+
+def _codes(dialogue: Dialogue, text: str) -> list[str]:
+    return [
+        v.code for v in check_utterance(campaign=dialogue.campaign, dialogue=dialogue, text=text)
+    ]
+
+
+def test_an_ordinary_utterance_passes():
+    assert _codes(_dialogue(), "你好，最近有什么好看的电影吗？") == []
+    assert _codes(_dialogue("en"), "Hi there, seen any good films lately?") == []
+
+
+def test_empty_and_punctuation_only_text_is_refused():
+    dialogue = _dialogue()
+    assert _codes(dialogue, "   ") == ["empty"]
+    assert _codes(dialogue, "？！。") == ["empty"]
+
+
+def test_minimum_length_counts_characters_in_chinese_and_words_in_english():
+    zh = _dialogue(min_chars=5)
+    assert _codes(zh, "好的呀") == ["too_short"]
+    assert _codes(zh, "好的，我知道了") == []
+    en = _dialogue("en", min_words=3)
+    assert _codes(en, "ok sure") == ["too_short"]
+    assert _codes(en, "ok sure thing") == []
+
+
+def test_capitals_only_latin_text_is_refused_but_short_acronyms_are_fine():
+    dialogue = _dialogue("en")
+    assert "all_caps" in _codes(dialogue, "WHAT ARE YOU DOING")
+    assert _codes(dialogue, "I love the USA a lot") == []
+    assert "all_caps" not in _codes(_dialogue(reject_all_caps=False), "WHAT ARE YOU DOING")
+
+
+def test_a_copy_of_an_earlier_turn_is_refused_exact_or_nearly():
+    dialogue = _dialogue()
+    TurnFactory(dialogue=dialogue, index=0, text="我最近在看科幻电影，你喜欢吗？")
+    TurnFactory(dialogue=dialogue, index=1, speaker="system", text="喜欢！我最爱流浪地球。")
+    assert _codes(dialogue, "我最近在看科幻电影，你喜欢吗") == ["repeat"]  # punctuation aside
+    assert _codes(dialogue, "喜欢！我最爱流浪地球啊。") == ["repeat"]  # a near copy of the model
+    assert _codes(dialogue, "那你觉得刘慈欣的小说怎么样？") == []
+    relaxed = _dialogue(reject_repeats=False)
+    TurnFactory(dialogue=relaxed, index=0, text="我最近在看科幻电影，你喜欢吗？")
+    assert _codes(relaxed, "我最近在看科幻电影，你喜欢吗？") == []
+
+
+def test_pasting_a_knowledge_triple_or_a_long_piece_of_the_grounding_is_refused():
+    dialogue = _dialogue()
+    assert _codes(dialogue, "流浪地球 导演 郭帆") == ["grounding_copy"]
+    assert _codes(dialogue, "你知道吗，太阳即将毁灭，人类带着地球逃离太阳系寻找新家园") == [
+        "grounding_copy"
+    ]
+    # Saying the same facts in one's own words is the point of the task.
+    assert _codes(dialogue, "流浪地球是郭帆拍的，讲人类带着地球去流浪") == []
+    assert _codes(_dialogue(reject_grounding_copy=False), "流浪地球 导演 郭帆") == []
+
+
+def test_safety_words_match_case_insensitively_after_nfkc_and_latin_ones_as_whole_words():
+    dialogue = _dialogue("en", safety_words=["idiot", "傻瓜"])
+    assert "unsafe" in _codes(dialogue, "You are an IDIOT, really")
+    assert "unsafe" in _codes(dialogue, "You are an ＩＤＩＯＴ, really")  # full-width letters
+    assert "unsafe" in _codes(dialogue, "what a 傻瓜 thing to say")
+    assert _codes(dialogue, "the idiotic plot was fun anyway") == []
+
+
+def test_messages_are_in_the_workers_language_and_name_the_problem():
+    dialogue = _dialogue(min_chars=5, safety_words=["笨蛋"])
+    with translation.override("zh-hans"):
+        messages = [
+            v.message
+            for v in check_utterance(campaign=dialogue.campaign, dialogue=dialogue, text="笨蛋")
+        ]
+    assert messages == ["这句话太短了：请至少写 5 个字。", "内容包含不允许使用的词语「笨蛋」。"]
+
+
+@pytest.mark.skipif(shutil.which("msgfmt") is None, reason="msgfmt (gettext) is not installed")
+def test_messages_are_translated_through_the_catalogue(tmp_path, settings):
+    """Every message goes through gettext and is formatted after translation.
+
+    The English wording itself is the lead's .po file; this catalogue is the test's own.
+    """
+    po = tmp_path / "en" / "LC_MESSAGES" / "django.po"
+    po.parent.mkdir(parents=True)
+    po.write_text(
+        'msgid ""\nmsgstr "Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+        'msgid "这句话太短了：请至少写 %(n)d 个词。"\n'
+        'msgstr "Too short: write at least %(n)d words."\n\n'
+        'msgid "请不要全部使用大写字母。"\nmsgstr "Please do not write in capitals only."\n',
+        encoding="utf-8",
+    )
+    subprocess.run(["msgfmt", "-o", str(po.with_suffix(".mo")), str(po)], check=True)
+    dialogue = _dialogue("en", min_words=4)
+    with override_settings(LOCALE_PATHS=[str(tmp_path)]), translation.override("en"):
+        messages = [
+            v.message
+            for v in check_utterance(
+                campaign=dialogue.campaign, dialogue=dialogue, text="NO WAY MATE"
+            )
+        ]
+    assert messages == [
+        "Too short: write at least 4 words.",
+        "Please do not write in capitals only.",
+    ]
+
+
+def test_repeated_violations_flag_the_worker_at_the_threshold():
+    campaign = study(acceptability={"flag_threshold": 3})
+    worker = participant(campaign)
+    assert [record_violation(participant=worker) for _ in range(4)] == [False, False, True, True]
+    worker.refresh_from_db()
+    assert worker.flagged and worker.violations == 4
+    assert assign_next(participant=worker) is None
+
+
+def test_a_threshold_of_zero_never_flags():
+    campaign = study(acceptability={"flag_threshold": 0})
+    worker = participant(campaign)
+    assert not any(record_violation(participant=worker) for _ in range(10))

@@ -1,0 +1,316 @@
+"""A fake OpenAI-compatible server on loopback, for tests and benchmarks.
+
+It runs a raw asyncio HTTP/1.1 server in a background thread (no framework to install) and
+answers `POST /v1/chat/completions` (streamed SSE when `"stream": true`, a JSON completion
+otherwise) and `GET /v1/models`. Every response closes its connection.
+
+```python
+with FakeOpenAI(reply="你好！", token_delay=0.01) as server:
+    backend.config = {"base_url": server.base_url, "model": "fake"}
+    server.set_behaviour(fail_times=1, fail_status=429)   # 429, then succeed
+    ...
+    server.requests[-1].json["messages"], server.requests[-1].headers["authorization"]
+    server.max_in_flight
+```
+
+Behaviour (all settable with `set_behaviour`, which also resets the failure counters):
+- `reply` / `tokens`: the text, streamed one token at a time (Chinese/Japanese by character,
+  other text by word with its trailing space) or as the given list of tokens;
+- `token_delay`: seconds between tokens; `keepalive`: send an SSE comment before each token;
+- `fail_times`, `fail_status`, `retry_after`: answer the next N requests with that HTTP status
+  (500, 429, …) and a JSON error, then succeed;
+- `malformed`: send this many malformed chunks (broken JSON) among the tokens;
+- `stall_s` / `stall_after_tokens`: sleep that long before the headers (`stall_after_tokens`
+  None) or after that many tokens;
+- `error_chunk`: send an in-stream `{"error": {...}}` chunk instead of tokens;
+- `echo_auth`: put the request's Authorization header into error bodies (to prove redaction).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
+
+
+def split_tokens(text: str) -> list[str]:
+    """Characters for CJK text, words (with their trailing space) otherwise."""
+    if _CJK.search(text):
+        return list(text)
+    return re.findall(r"\S+\s*|\s+", text)
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    reply: str = "你好！我是测试模型，很高兴和你聊天。"
+    tokens: tuple[str, ...] | None = None
+    token_delay: float = 0.0
+    keepalive: bool = False
+    fail_times: int = 0
+    fail_status: int = 500
+    retry_after: float | None = None
+    malformed: int = 0
+    stall_s: float = 0.0
+    stall_after_tokens: int | None = None
+    error_chunk: str | None = None
+    echo_auth: bool = False
+
+
+@dataclass
+class ReceivedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]  # lower-case names
+    json: Any
+    received_at: float = field(default_factory=time.monotonic)
+
+
+class FakeOpenAI:
+    def __init__(self, **behaviour: Any) -> None:
+        self.behaviour = Behaviour(**behaviour)
+        self.requests: list[ReceivedRequest] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.completed = 0
+        self._failures_left = self.behaviour.fail_times
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.base_events.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+
+    # --- control ---
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def set_behaviour(self, **changes: Any) -> None:
+        known = {f.name for f in fields(Behaviour)}
+        unknown = set(changes) - known
+        if unknown:
+            raise TypeError(f"unknown behaviour: {', '.join(sorted(unknown))}")
+        with self._lock:
+            self.behaviour = replace(self.behaviour, **changes)
+            self._failures_left = self.behaviour.fail_times
+
+    def reset_stats(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.max_in_flight = self.in_flight
+            self.completed = 0
+
+    def start(self) -> FakeOpenAI:
+        ready = threading.Event()
+
+        def run() -> None:
+            self._loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(self._loop)
+            self._server = self._loop.run_until_complete(
+                asyncio.start_server(self._handle, "127.0.0.1", 0, backlog=1024)
+            )
+            self.port = self._server.sockets[0].getsockname()[1]
+            ready.set()
+            self._loop.run_forever()
+            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+            self._loop.close()
+
+        self._thread = threading.Thread(target=run, name="fake-openai", daemon=True)
+        self._thread.start()
+        if not ready.wait(10):
+            raise RuntimeError("the fake OpenAI server did not start")
+        return self
+
+    def stop(self) -> None:
+        if self._loop is None or self._thread is None:
+            return
+
+        async def shutdown() -> None:
+            assert self._server is not None
+            self._server.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop = self._thread = None
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- HTTP ---
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        counted = False
+        try:
+            request = await self._read_request(reader)
+            if request is None:
+                return
+            with self._lock:
+                self.requests.append(request)
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
+                counted = True
+                behaviour = self.behaviour
+                fail = self._failures_left > 0
+                if fail:
+                    self._failures_left -= 1
+            await self._respond(request, behaviour, fail, writer)
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass  # the client went away, or the server is stopping
+        finally:
+            if counted:
+                with self._lock:
+                    self.in_flight -= 1
+                    self.completed += 1
+            try:
+                writer.close()
+                await writer.wait_closed()
+            except (ConnectionError, asyncio.CancelledError):
+                pass
+
+    async def _read_request(self, reader: asyncio.StreamReader) -> ReceivedRequest | None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        method, path, _version = lines[0].split(" ", 2)
+        headers = {}
+        for line in lines[1:]:
+            if ":" in line:
+                name, value = line.split(":", 1)
+                headers[name.strip().lower()] = value.strip()
+        body = await reader.readexactly(int(headers.get("content-length", "0")))
+        try:
+            payload = json.loads(body) if body else None
+        except ValueError:
+            payload = body.decode("utf-8", errors="replace")
+        return ReceivedRequest(method=method, path=path, headers=headers, json=payload)
+
+    @staticmethod
+    async def _send(
+        writer: asyncio.StreamWriter,
+        status: int,
+        content_type: str,
+        body: bytes,
+        extra: dict[str, str] | None = None,
+    ) -> None:
+        reason = {200: "OK", 404: "Not Found", 429: "Too Many Requests"}.get(status, "Error")
+        head = [
+            f"HTTP/1.1 {status} {reason}",
+            f"Content-Type: {content_type}",
+            f"Content-Length: {len(body)}",
+            "Connection: close",
+        ]
+        head += [f"{k}: {v}" for k, v in (extra or {}).items()]
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+        await writer.drain()
+
+    async def _respond(
+        self,
+        request: ReceivedRequest,
+        behaviour: Behaviour,
+        fail: bool,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        if request.method == "GET" and request.path.rstrip("/") == "/v1/models":
+            body = {"object": "list", "data": [{"id": "fake-model", "object": "model"}]}
+            await self._send(writer, 200, "application/json", json.dumps(body).encode())
+            return
+        if request.method != "POST" or request.path.rstrip("/") != "/v1/chat/completions":
+            await self._send(
+                writer, 404, "application/json", b'{"error": {"message": "not found"}}'
+            )
+            return
+        if behaviour.stall_s and behaviour.stall_after_tokens is None:
+            await asyncio.sleep(behaviour.stall_s)
+        if fail:
+            message = f"fake failure {behaviour.fail_status}"
+            if behaviour.echo_auth:
+                message += f" (you sent {request.headers.get('authorization', '')})"
+            extra = {}
+            if behaviour.retry_after is not None:
+                extra["Retry-After"] = f"{behaviour.retry_after:g}"
+            body = json.dumps({"error": {"message": message, "type": "server_error"}}).encode()
+            await self._send(writer, behaviour.fail_status, "application/json", body, extra)
+            return
+        tokens = (
+            list(behaviour.tokens)
+            if behaviour.tokens is not None
+            else split_tokens(behaviour.reply)
+        )
+        model = (
+            (request.json or {}).get("model", "fake-model")
+            if isinstance(request.json, dict)
+            else "fake-model"
+        )
+        if not (isinstance(request.json, dict) and request.json.get("stream")):
+            body = {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": "".join(tokens)},
+                    }
+                ],
+            }
+            await self._send(writer, 200, "application/json", json.dumps(body).encode())
+            return
+        await self._stream(writer, behaviour, tokens, model)
+
+    async def _stream(
+        self, writer: asyncio.StreamWriter, behaviour: Behaviour, tokens: list[str], model: str
+    ) -> None:
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\n"
+            b"Cache-Control: no-cache\r\nConnection: close\r\n\r\n"
+        )
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            body = {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion.chunk",
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+            return f"data: {json.dumps(body, ensure_ascii=False)}\n\n".encode()
+
+        writer.write(chunk({"role": "assistant"}))
+        await writer.drain()
+        if behaviour.error_chunk is not None:
+            error = {"error": {"message": behaviour.error_chunk, "type": "server_error"}}
+            writer.write(f"data: {json.dumps(error)}\n\n".encode())
+            await writer.drain()
+            return
+        malformed_left = behaviour.malformed
+        for i, token in enumerate(tokens):
+            if behaviour.stall_s and behaviour.stall_after_tokens == i:
+                await asyncio.sleep(behaviour.stall_s)
+            if behaviour.token_delay:
+                await asyncio.sleep(behaviour.token_delay)
+            if behaviour.keepalive:
+                writer.write(b": keep-alive\n\n")
+            if malformed_left:
+                writer.write(b'data: {"choices": [{"delta": {"content": "broken\n\n')
+                malformed_left -= 1
+            writer.write(chunk({"content": token}))
+            await writer.drain()
+        while malformed_left:  # a reply with no tokens at all still gets its broken chunks
+            writer.write(b"data: {not json\n\n")
+            malformed_left -= 1
+        writer.write(chunk({}, finish="stop"))
+        writer.write(b"data: [DONE]\n\n")
+        await writer.drain()
