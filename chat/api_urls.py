@@ -2,8 +2,13 @@
 
 from django.urls import path
 
-from chat.api import backends, campaigns, datasets
-from chat.api import dialogues, static_runs  # Static runs and dialogue export
+from chat.api import (  # Static runs and dialogue export
+    backends,
+    campaigns,
+    datasets,
+    dialogues,
+    static_runs,
+)
 
 urlpatterns = [
     # Datasets

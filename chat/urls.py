@@ -2,9 +2,14 @@
 
 from django.urls import path
 
-from chat.views import backends, campaigns, datasets
-from chat.views import dialogues, static_runs  # Static runs and dialogue export
-from chat.views import live  # Live chat
+from chat.views import (  # Static runs and dialogue export
+    backends,
+    campaigns,
+    datasets,
+    dialogues,
+    live,  # Live chat
+    static_runs,
+)
 
 app_name = "chat"
 

@@ -14,12 +14,14 @@ from annotation.models import JobRater, RatingJob
 from annotation.selectors.rating import rater_jobs
 from annotation.selectors.review import review_queue
 from annotation.services.assignments import job_refresh
-from chat.models import Backend, Campaign, Dataset, Dialogue, Participant
+from chat.models import Backend, Campaign, Dataset, Dialogue, Participant, StaticRun
 from chat.services.assignment import WorkerStatus, worker_status
 from metrics.models import MetricRun, Report
 
 
 def researcher_home(*, user: AbstractBaseUser) -> dict[str, Any]:
+    """The study loop at a glance (collect → rate → score → correlate), jobs still running with
+    their progress, and the next step that is missing."""
     dialogue_counts = dict(
         Dialogue.objects.values_list("status").annotate(n=Count("id")).values_list("status", "n")
     )
@@ -27,23 +29,69 @@ def researcher_home(*, user: AbstractBaseUser) -> dict[str, Any]:
         "datasets": Dataset.objects.count(),
         "backends": Backend.objects.filter(active=True).count(),
         "campaigns": Campaign.objects.count(),
+        "static_runs": StaticRun.objects.count(),
+        "rating_jobs": RatingJob.objects.filter(is_live=False).count(),
         "metric_runs": MetricRun.objects.count(),
         "reports": Report.objects.count(),
     }
+    running = ("pending", "running")
     next_actions = []
     if counts["datasets"] == 0:
         next_actions.append((_("导入一个数据集"), reverse("chat:dataset-upload")))
     if counts["backends"] == 0:
-        next_actions.append((_("注册一个模型后端"), reverse("admin:chat_backend_add")))
+        next_actions.append((_("注册一个模型后端"), reverse("chat:backend-create")))
     if counts["campaigns"] == 0:
-        next_actions.append((_("创建一个评测活动"), reverse("admin:chat_campaign_add")))
-    if dialogue_counts.get(Dialogue.Status.SUBMITTED):
-        next_actions.append((_("有对话等待审核"), reverse("admin:chat_dialogue_changelist")))
+        next_actions.append((_("创建一个评测活动"), reverse("chat:campaign-create")))
+    if counts["static_runs"] == 0 and counts["backends"] and counts["datasets"]:
+        next_actions.append(
+            (_("让模型回答一个数据集（静态生成）"), reverse("chat:static-run-create"))
+        )
+    if dialogue_counts.get(Dialogue.Status.ACCEPTED) and counts["rating_jobs"] == 0:
+        next_actions.append((_("为已通过的对话创建评分任务"), reverse("annotation:job-create")))
+    if dialogue_counts.get(Dialogue.Status.ACCEPTED) and counts["metric_runs"] == 0:
+        next_actions.append((_("计算自动指标"), reverse("metrics:metric-run-create")))
+    if counts["rating_jobs"] and counts["metric_runs"] and counts["reports"] == 0:
+        next_actions.append((_("生成相关性报告"), reverse("metrics:report-create")))
+    in_progress = (
+        [
+            (
+                _("静态生成"),
+                run.name,
+                run.progress_done,
+                run.progress_total,
+                reverse("chat:static-run-detail", args=[run.pk]),
+            )
+            for run in StaticRun.objects.filter(status__in=running)[:5]
+        ]
+        + [
+            (
+                _("指标运行"),
+                run.name,
+                run.progress_done,
+                run.progress_total,
+                reverse("metrics:metric-run-detail", args=[run.pk]),
+            )
+            for run in MetricRun.objects.filter(status__in=running)[:5]
+        ]
+        + [
+            (
+                _("相关性报告"),
+                report.name,
+                report.progress_done,
+                report.progress_total,
+                reverse("metrics:report-detail", args=[report.pk]),
+            )
+            for report in Report.objects.filter(status__in=running)[:5]
+        ]
+    )
     return {
         "counts": counts,
         "dialogue_counts": dialogue_counts,
+        "waiting_review": dialogue_counts.get(Dialogue.Status.SUBMITTED, 0),
         "recent_datasets": Dataset.objects.select_related("skill")[:5],
         "recent_campaigns": Campaign.objects.annotate(n_dialogues=Count("dialogues"))[:5],
+        "recent_reports": Report.objects.filter(status="done")[:5],
+        "in_progress": in_progress,
         "next_actions": next_actions,
     }
 
