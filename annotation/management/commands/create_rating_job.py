@@ -1,0 +1,83 @@
+"""`manage.py create_rating_job --name N --campaign C --rubric msde [--raters 3] [--open]`.
+
+The same validation as the job pages and `POST /api/rating-jobs/`; `--open` assigns the accepted
+dialogues to the expert pool at once.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+
+from annotation.selectors.rubrics import RubricLookupError, rubric_by_ref
+from annotation.services.assignments import RatingJobError
+from annotation.services.rating_jobs import job_create, job_open
+from chat.models import Campaign, StaticRun
+
+
+class Command(BaseCommand):
+    help = "Create a rating job (dialogues × rubric × raters per dialogue), optionally open it."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--name", required=True)
+        parser.add_argument("--campaign", required=True, help="campaign name")
+        parser.add_argument("--rubric", required=True, help="KEY or KEY:VERSION, e.g. msde")
+        parser.add_argument("--static-run", type=int, help="only the dialogues of this run")
+        parser.add_argument("--raters", type=int, default=3, help="raters per dialogue")
+        parser.add_argument("--experts", default="", help="comma-separated usernames (pool)")
+        parser.add_argument("--quality", default="{}", help="rater-quality settings as JSON")
+        parser.add_argument("--deadline-hours", type=int, default=72)
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--open", action="store_true", help="open and assign now")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        campaign = Campaign.objects.filter(name=options["campaign"]).first()
+        if campaign is None:
+            raise CommandError(f"--campaign: no campaign named {options['campaign']!r}")
+        try:
+            rubric = rubric_by_ref(options["rubric"])
+        except RubricLookupError as exc:
+            raise CommandError(f"--rubric: {exc}") from exc
+        static_run = None
+        if options["static_run"] is not None:
+            static_run = StaticRun.objects.filter(pk=options["static_run"]).first()
+            if static_run is None:
+                raise CommandError(f"--static-run: no static run {options['static_run']}")
+        raters = None
+        if options["experts"]:
+            names = [n.strip() for n in options["experts"].split(",") if n.strip()]
+            raters = list(User.objects.filter(username__in=names))
+            missing = sorted(set(names) - {u.username for u in raters})
+            if missing:
+                raise CommandError(f"--experts: no user(s) {', '.join(missing)}")
+        try:
+            quality = json.loads(options["quality"])
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"--quality is not valid JSON: {exc}") from exc
+        try:
+            with transaction.atomic():
+                job = job_create(
+                    name=options["name"],
+                    campaign=campaign,
+                    rubric=rubric,
+                    created_by=None,
+                    static_run=static_run,
+                    raters_per_dialogue=options["raters"],
+                    raters=raters,
+                    quality_settings=quality,
+                    deadline_hours=options["deadline_hours"],
+                    seed=options["seed"],
+                )
+                if options["open"]:
+                    job = job_open(job=job)
+        except RatingJobError as exc:
+            raise CommandError(str(exc)) from exc
+        assigned = job.assignments.count()
+        self.stdout.write(
+            f"created rating job {job.name!r} (id {job.pk}, {job.status}, {rubric}); "
+            f"{assigned} assignment(s)"
+        )
