@@ -7,9 +7,11 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from annotation.models import Rubric
-from annotation.selectors.rating import experts
-from chat.models import Campaign, StaticRun
+from annotation.models import GoldItem, RatingJob, ReviewPolicy, Rubric
+from annotation.selectors.rating import GoldGroup, experts, gold_dialogue
+from annotation.services.quality import QualitySettings, QualitySettingsError
+from annotation.services.review import MAX_REVIEWERS
+from chat.models import Campaign, Dialogue, StaticRun
 
 
 class RubricChoiceField(forms.ModelChoiceField):
@@ -59,3 +61,158 @@ class RatingJobForm(forms.Form):
             if data.get(key) is not None:
                 settings[key] = data[key]
         return settings
+
+
+class ReviewPolicyForm(forms.Form):
+    reviewers_per_dialogue = forms.IntegerField(
+        label=_("每段对话的审核人数"),
+        min_value=1,
+        max_value=MAX_REVIEWERS,
+        help_text=_("每段提交的对话由几位专家各自审核（MSDE 用了 3 位）。"),
+    )
+    decision_rule = forms.ChoiceField(
+        label=_("决定规则"),
+        choices=ReviewPolicy.Rule.choices,
+        widget=forms.RadioSelect,
+    )
+
+
+# Each quality setting with its explanation (shown beside the field).
+QUALITY_HELP = {
+    "gold_rate": _(
+        "混入每位评分专家工作中的金标题（已知答案的对话）所占比例，例如 0.05 = 5%。"
+        "用来检查评分是否认真、准确；0 表示不用金标题。"
+    ),
+    "duplicate_rate": _(
+        "每位专家的正式条目中，有多少比例会在稍后再出现一次（重复题），"
+        "用来衡量同一个人前后打分是否一致；0 表示不用重复题。"
+    ),
+    "onboarding_threshold": _(
+        "评分专家必须先完成全部入门筛选题，准确率达到这个比例（0–1）才能开始正式评分；"
+        "未达到的会被标为「未通过筛选」，其条目交给别人。没有入门筛选题时不起作用。"
+    ),
+    "gold_min_accuracy": _("金标题准确率低于这个比例（0–1）时，在进度表中提示这位专家。"),
+    "consistency_min": _("重复题前后一致的比例低于这个值（0–1）时，在进度表中提示这位专家。"),
+    "min_seconds": _(
+        "完成一条用时少于这个秒数就提示「太快」，可能没有读完对话；留空表示不设下限。"
+    ),
+    "n_sd": _(
+        "用时偏离所有人平均用时超过这么多个标准差（SD）时提示用时异常，取值 0.5–10，"
+        "数值越小越敏感。"
+    ),
+    "pattern_min_items": _(
+        "某位专家至少评了这么多条、且答案一成不变或机械交替时，提示可疑的作答模式（≥ 3）。"
+    ),
+    "tolerance": _(
+        "与金标题答案或自己先前答案相差不超过这个值就算一致，"
+        "例如 1 表示相差一分也算对；0 = 必须完全相同。"
+    ),
+}
+
+
+class QualitySettingsForm(forms.Form):
+    """A draft job's rater-quality settings; `QualitySettings.parse` validates them, so each
+    field's error names the setting exactly as the API does."""
+
+    gold_rate = forms.CharField(label=_("金标题比例（0–0.5）"))
+    duplicate_rate = forms.CharField(label=_("重复题比例（0–0.5）"))
+    onboarding_threshold = forms.CharField(label=_("入门筛选通过线（0–1）"))
+    gold_min_accuracy = forms.CharField(label=_("金标题准确率下限（0–1）"))
+    consistency_min = forms.CharField(label=_("重复题一致率下限（0–1）"))
+    min_seconds = forms.CharField(label=_("每条最少用时（秒，可空）"), required=False)
+    n_sd = forms.CharField(label=_("用时异常阈值（标准差倍数）"))
+    pattern_min_items = forms.IntegerField(label=_("可疑作答模式的最少条数"))
+    tolerance = forms.CharField(label=_("一致的容差"))
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, field in self.fields.items():
+            field.help_text = QUALITY_HELP[name]
+            if isinstance(field, forms.CharField):
+                field.widget.attrs["inputmode"] = "decimal"
+
+    @classmethod
+    def for_settings(cls, settings: QualitySettings) -> QualitySettingsForm:
+        initial = {
+            key: "" if value is None else f"{value:g}" if isinstance(value, float) else value
+            for key, value in settings.as_dict().items()
+        }
+        return cls(initial=initial)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            self.settings = QualitySettings.parse(
+                {
+                    key: (value.strip() if isinstance(value, str) else value)
+                    for key, value in data.items()
+                }
+            )
+        except QualitySettingsError as exc:
+            for key, message in exc.errors.items():
+                self.add_error(key if key in self.fields else None, f"{key}：{message}")
+        return data
+
+
+class GoldItemForm(forms.Form):
+    """A gold or onboarding item: a dialogue of the job and known answers to its questions.
+
+    The answer fields depend on the dialogue (its skill, its model turns): they are added once
+    `dialogue` names one; each is optional, and the service needs at least one."""
+
+    dialogue = forms.CharField(
+        label=_("对话 ID 或外部 ID"),
+        max_length=200,
+        help_text=_("本任务评测活动中的对话；用作金标题的对话不会再作为正式条目分配。"),
+    )
+    purpose = forms.ChoiceField(
+        label=_("类型"), choices=GoldItem.Purpose.choices, initial=GoldItem.Purpose.GOLD
+    )
+
+    def __init__(
+        self,
+        *args: Any,
+        job: RatingJob,
+        groups_for: Any,
+        **kwargs: Any,
+    ) -> None:
+        """`groups_for(dialogue)` builds the dialogue's known-answer groups (page language)."""
+        super().__init__(*args, **kwargs)
+        self.job = job
+        ref = (self.data.get("dialogue") or self.initial.get("dialogue") or "").strip()
+        self.target: Dialogue | None = gold_dialogue(job, ref) if ref else None
+        self.groups: list[GoldGroup] = groups_for(self.target) if self.target else []
+        self.answer_fields: list[tuple[str, str, int | None]] = []
+        for group in self.groups:
+            for f in group.fields:
+                choices = [("", _("—（不设）"))] + [(o.value, o.label) for o in f.options]
+                self.fields[f.name] = forms.CharField(
+                    label=f"{f.label}（{f.key}）",
+                    required=False,
+                    widget=forms.Select(choices=choices),
+                )
+                self.answer_fields.append((f.name, f.key, f.turn))
+
+    def grouped_fields(self) -> list[tuple[GoldGroup, list[forms.BoundField]]]:
+        """Each group with its bound answer fields, for the template."""
+        return [(group, [self[f.name] for f in group.fields]) for group in self.groups]
+
+    def clean_dialogue(self) -> str:
+        ref = self.cleaned_data["dialogue"].strip()
+        if self.target is None:
+            raise forms.ValidationError(
+                _("本任务的评测活动中没有 ID 或外部 ID 为「%(ref)s」的对话") % {"ref": ref}
+            )
+        return ref
+
+    def answers(self) -> tuple[list[dict[str, Any]], list[str]]:
+        """The given answers in the service's shape, and the form field of each (by index)."""
+        answers, names = [], []
+        for name, key, turn in self.answer_fields:
+            value = (self.cleaned_data.get(name) or "").strip()
+            if value:
+                answers.append({"question": key, "turn": turn, "value": value})
+                names.append(name)
+        return answers, names

@@ -2,7 +2,7 @@
 
 from django.urls import path  # noqa: F401
 
-from annotation.views import annotate, jobs, live, review
+from annotation.views import annotate, jobs, live, policy, review
 from annotation.views import results as results_views
 from annotation.views import rubrics as rubric_views
 
@@ -19,12 +19,21 @@ urlpatterns = [
     path("review/", review.review_queue, name="review-queue"),
     path("review/next/", review.review_next, name="review-next"),
     path("review/<int:dialogue_id>/", review.review_dialogue, name="review-dialogue"),
+    path(
+        "campaigns/<int:campaign_id>/review-policy/",
+        policy.review_policy,
+        name="review-policy",
+    ),
     # Rating jobs, assignments, the annotation page, live per-turn rating in the chat
     path("jobs/", jobs.job_list, name="job-list"),
     path("jobs/new/", jobs.job_create, name="job-create"),
     path("jobs/<int:pk>/", jobs.job_detail, name="job-detail"),
     path("jobs/<int:pk>/open/", jobs.job_status, {"action": "open"}, name="job-open"),
     path("jobs/<int:pk>/close/", jobs.job_status, {"action": "close"}, name="job-close"),
+    path("jobs/<int:pk>/quality/", jobs.job_quality, name="job-quality"),
+    path("jobs/<int:pk>/gold/", jobs.job_gold, name="job-gold"),
+    path("jobs/<int:pk>/gold/answers/", jobs.job_gold_answers, name="job-gold-answers"),
+    path("jobs/<int:pk>/gold/<int:item_id>/delete/", jobs.job_gold_delete, name="job-gold-delete"),
     path(
         "jobs/<int:pk>/raters/<int:rater_id>/block/",
         jobs.job_rater,

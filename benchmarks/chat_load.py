@@ -254,7 +254,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=100, help="simulated crowdworkers")
     parser.add_argument("--turns", type=int, default=10, help="turns per conversation")
-    parser.add_argument("--token-delay", type=float, default=0.01, help="seconds between tokens")
+    parser.add_argument(
+        "--token-delay",
+        type=float,
+        default=0.02,
+        help="seconds between tokens (0.02 = 50 tokens/s, a fast vLLM deployment)",
+    )
     parser.add_argument("--web-workers", type=int, default=1, help="uvicorn processes")
     parser.add_argument("--keep", action="store_true", help="keep the rows it created")
     parser.add_argument("--fake-backend", nargs=2, metavar=("PORT_FILE", "TIMES_FILE"))

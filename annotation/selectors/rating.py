@@ -324,5 +324,85 @@ def annotation_page(*, assignment: Assignment, language: str, yes: str, no: str)
         "total": total,
         "position": min(done + 1, total),
         "percent": round(100 * done / total) if total else 0,
-        "editable": assignment.status in OPEN_STATUSES,
+        "editable": assignment.status in OPEN_STATUSES
+        and assignment.job.status == RatingJob.Status.OPEN,
     }
+
+
+# --- gold and onboarding items -----------------------------------------------------------------
+
+
+def gold_items(job: RatingJob) -> QuerySet[GoldItem]:
+    """The job's gold and onboarding items with their dialogues, onboarding first."""
+    return GoldItem.objects.filter(job=job).select_related("dialogue").order_by("-purpose", "id")
+
+
+def gold_dialogue(job: RatingJob, ref: str) -> Dialogue | None:
+    """A dialogue of the job's campaign (and static run) by its id or its external id."""
+    ref = ref.strip()
+    if not ref:
+        return None
+    dialogues = Dialogue.objects.filter(campaign=job.campaign_id).select_related("skill")
+    if job.static_run_id is not None:
+        dialogues = dialogues.filter(static_run=job.static_run_id)
+    by_external = dialogues.filter(external_id=ref).first()
+    if by_external is not None:
+        return by_external
+    return dialogues.filter(pk=int(ref)).first() if ref.isdigit() else None
+
+
+@dataclass(frozen=True)
+class GoldField:
+    """One known answer a researcher may give: a question, for the dialogue or one model turn."""
+
+    name: str  # the form field's name
+    key: str
+    label: str
+    turn: int | None  # model-turn index from 0 (the kernels' numbering), None: dialogue level
+    options: tuple[OptionView, ...]
+
+
+@dataclass(frozen=True)
+class GoldGroup:
+    """The known-answer fields of the whole dialogue, or of one model reply (shown with it)."""
+
+    turn: int | None
+    text: str
+    fields: tuple[GoldField, ...]
+
+
+def gold_field_name(key: str, turn: int | None) -> str:
+    return f"a-{key}" if turn is None else f"a-{key}-t{turn}"
+
+
+def gold_groups(
+    *, job: RatingJob, dialogue: Dialogue, language: str, yes: str, no: str
+) -> list[GoldGroup]:
+    """The questions of the job's rubric that apply to `dialogue`'s skill, as known-answer
+    fields: dialogue-level ones first, then the turn-level ones per model reply (up to each
+    question's `max_turns`). Free-text questions have no known answer and are left out."""
+    spec = as_spec(job.rubric.spec)
+    skill = dialogue.skill.key
+
+    def fields(level: str, turn: int | None) -> tuple[GoldField, ...]:
+        return tuple(
+            GoldField(
+                name=gold_field_name(q.key, turn),
+                key=q.key,
+                label=localized(q.label, language) or q.key,
+                turn=turn,
+                options=_options(q, language, yes, no),
+            )
+            for q in applicable_questions(spec, skill, level)
+            if q.type != "text" and (turn is None or q.max_turns is None or turn < q.max_turns)
+        )
+
+    groups = []
+    dialogue_fields = fields("dialogue", None)
+    if dialogue_fields:
+        groups.append(GoldGroup(turn=None, text="", fields=dialogue_fields))
+    for index, turn in enumerate(model_turns(dialogue)):
+        turn_fields = fields("turn", index)
+        if turn_fields:
+            groups.append(GoldGroup(turn=index, text=turn.text, fields=turn_fields))
+    return groups

@@ -124,3 +124,24 @@ def grounding_sections(grounding: Any) -> list[dict[str, Any]]:
         else:
             sections.append({"key": key, "title": title, "kind": "text", "text": _text(value)})
     return sections
+
+
+def policy_overview(*, campaign_id: int, limit: int = 100) -> dict[str, Any]:
+    """What the review-policy page shows: dialogues per review status, and the submitted
+    dialogues still waiting for a decision with the reviews done so far (oldest first)."""
+    waiting = (
+        Dialogue.objects.filter(campaign_id=campaign_id, status=Dialogue.Status.SUBMITTED)
+        .select_related("skill")
+        .annotate(
+            n_reviews=Count("reviews", distinct=True),
+            n_accept=Count("reviews", filter=Q(reviews__decision=Review.Decision.ACCEPT)),
+            n_reject=Count("reviews", filter=Q(reviews__decision=Review.Decision.REJECT)),
+        )
+        .order_by("submitted_at", "id")
+    )
+    return {
+        "counts": campaign_review_progress(campaign_id=campaign_id),
+        "waiting": list(waiting[:limit]),
+        "n_reviews": Review.objects.filter(dialogue__campaign_id=campaign_id).count(),
+        "limit": limit,
+    }

@@ -27,6 +27,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation.models import Assignment, GoldItem, JobRater, Rating, RatingJob, Review
 from annotation.rubric_spec import AnswerError, Question, as_spec, validate_answer
@@ -43,15 +44,33 @@ _ORDER_MAX = 2**31 - 1
 
 
 class RatingJobError(ValueError):
-    """A job operation or setting that cannot be done; the message names the field."""
+    """A job operation or setting that cannot be done. The message starts with the field at
+    fault (`name：…`, `answers[2]：…`), which `field` also holds for pages to attach it."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
-class IncompleteError(AnswerError):
+class RatingRuleError(AnswerError):
+    """An answer refused by this app's rules (job closed, gate first …), with a localized
+    message; a plain `AnswerError` comes from the rubric kernel and is English."""
+
+
+class IncompleteError(RatingRuleError):
     """Submit refused: required answers are missing (`missing` names them)."""
 
     def __init__(self, missing: list[str]) -> None:
         self.missing = missing
-        super().__init__("missing answers: " + ", ".join(missing))
+        super().__init__(_("还有未回答的问题：%(missing)s") % {"missing": "、".join(missing)})
+
+
+def answer_error_text(exc: AnswerError) -> str:
+    """The text a page shows for a refused answer: this app's messages as they are; a rubric
+    kernel's English message kept, after a Chinese explanation."""
+    if isinstance(exc, RatingRuleError):
+        return str(exc)
+    return _("评分量表不接受这个答案：%(error)s") % {"error": exc}
 
 
 # --- planning (pure) ---------------------------------------------------------------------------
@@ -198,6 +217,8 @@ def assignments_generate(*, job: RatingJob, now: datetime | None = None) -> int:
     holders: dict[int, set[int]] = defaultdict(set)
     loads: dict[int, int] = defaultdict(int)
     movable = []
+    movable_raters: dict[int, set[int]] = defaultdict(set)
+    eligible = set(raters)
     for a in real:
         ever[a.dialogue_id].add(a.rater_id)
         if a.status not in ACTIVE_STATUSES:
@@ -205,10 +226,11 @@ def assignments_generate(*, job: RatingJob, now: datetime | None = None) -> int:
         if (
             a.status == Assignment.Status.PENDING
             and a.started_at is None
-            and a.rater_id in raters
+            and a.rater_id in eligible
             and a.dialogue_id in dialogue_ids
         ):
             movable.append((a.pk, a.dialogue_id, a.rater_id))
+            movable_raters[a.dialogue_id].add(a.rater_id)
         else:
             holders[a.dialogue_id].add(a.rater_id)
             loads[a.rater_id] += 1
@@ -217,14 +239,12 @@ def assignments_generate(*, job: RatingJob, now: datetime | None = None) -> int:
         excluded = (ever[d.pk] - holders[d.pk]) | rejecters[d.pk]
         if d.worker_id is not None:
             excluded.add(d.worker_id)
-        held = holders[d.pk] | {r for _, dialogue, r in movable if dialogue == d.pk}
+        held = holders[d.pk] | movable_raters[d.pk]
         needs.append(
             Need(
                 dialogue=d.pk,
                 missing=job.raters_per_dialogue - len(held),
-                excluded=frozenset(
-                    excluded - {r for _, dialogue, r in movable if dialogue == d.pk}
-                ),
+                excluded=frozenset(excluded - movable_raters[d.pk]),
                 holders=frozenset(holders[d.pk]),
             )
         )
@@ -391,10 +411,10 @@ def rater_block(
 ) -> int:
     """Block a rater in a job; their open items go back to the pool. Returns how many."""
     if not reason.strip():
-        raise RatingJobError("reason: say why the rater is blocked")
+        raise RatingJobError(_("reason：请写明屏蔽这位评分专家的理由"), field="reason")
     member = JobRater.objects.filter(job=job, rater=rater).first()
     if member is None:
-        raise RatingJobError(f"rater: {rater.get_username()} is not a rater of this job")
+        raise _not_a_rater(rater)
     member.state = JobRater.State.BLOCKED
     member.reason = reason.strip()
     member.changed_by = by
@@ -410,8 +430,14 @@ def rater_unblock(*, job: RatingJob, rater: AbstractBaseUser, by: AbstractBaseUs
         state=JobRater.State.ACTIVE, reason="", changed_by=by, updated_at=timezone.now()
     )
     if not updated:
-        raise RatingJobError(f"rater: {rater.get_username()} is not a rater of this job")
+        raise _not_a_rater(rater)
     assignments_generate(job=job)
+
+
+def _not_a_rater(rater: AbstractBaseUser) -> RatingJobError:
+    return RatingJobError(
+        _("rater：%(name)s 不是本任务的评分专家") % {"name": rater.get_username()}, field="rater"
+    )
 
 
 # --- working on an item ------------------------------------------------------------------------
@@ -420,24 +446,25 @@ def rater_unblock(*, job: RatingJob, rater: AbstractBaseUser, by: AbstractBaseUs
 def check_assignment_access(*, assignment: Assignment, user: AbstractBaseUser) -> None:
     """Only the assignment's rater opens it; an expert never rates a dialogue they collected."""
     if assignment.rater_id != user.pk:
-        raise PermissionDenied("This item is assigned to another rater.")
+        raise PermissionDenied(_("这一条分配给了另一位评分专家。"))
     if not assignment.job.is_live and assignment.dialogue.worker_id == user.pk:
-        raise PermissionDenied("You cannot rate a dialogue you collected.")
+        raise PermissionDenied(_("不能给自己收集的对话评分。"))
 
 
 def check_assignment_editable(assignment: Assignment) -> None:
     if assignment.status not in OPEN_STATUSES:
-        raise AnswerError(
-            f"this item is {assignment.get_status_display()}: answers can no longer change"
+        raise RatingRuleError(
+            _("这一条已是「%(status)s」状态，答案不能再修改")
+            % {"status": assignment.get_status_display()}
         )
     if assignment.job.status != RatingJob.Status.OPEN:
-        raise AnswerError("the rating job is not open")
+        raise RatingRuleError(_("评分任务不在进行中，不能作答"))
 
 
 def next_assignment(*, job: RatingJob, rater: AbstractBaseUser) -> Assignment | None:
     """The rater's next open item: onboarding first; real work only once onboarding passed."""
     job_refresh(job=job)
-    state, _ = onboarding_result(job=job, rater=rater)
+    state, _rate = onboarding_result(job=job, rater=rater)
     if state == Onboarding.FAILED:
         return None
     items = Assignment.objects.filter(job=job, rater=rater, status__in=OPEN_STATUSES)
@@ -487,7 +514,10 @@ def rating_save(
     if turn_id is not None:
         positions = {t.pk: i for i, t in enumerate(turns)}
         if turn_id not in positions:
-            raise AnswerError(f"{question}: turn {turn_id} is not a model turn of this dialogue")
+            raise RatingRuleError(
+                _("%(question)s：轮次 %(turn)s 不是这段对话的模型回复")
+                % {"question": question, "turn": turn_id}
+            )
         turn_index = positions[turn_id]
     cleaned = validate_answer(spec, question, value, turn=turn_index, skill=skill)
     asked = [q for q in spec.questions if q.applies_to(skill)]
@@ -500,14 +530,18 @@ def rating_save(
             gate_turn = None if gate.level == "dialogue" else turn_id
             answer = existing.get((gate.key, gate_turn))
             if answer is None:
-                raise AnswerError(f"{question}: answer the first-level question {gate.key!r} first")
+                raise RatingRuleError(
+                    _("%(question)s：请先回答第一级问题「%(gate)s」")
+                    % {"question": question, "gate": gate.key}
+                )
             if gate.score(answer) == 0.0:
-                raise AnswerError(
-                    f"{question}: not asked, the first-level question {gate.key!r} failed"
+                raise RatingRuleError(
+                    _("%(question)s：第一级问题「%(gate)s」未通过，此题不再询问")
+                    % {"question": question, "gate": gate.key}
                 )
     text = cleaned if isinstance(cleaned, str) else ""
     number = None if isinstance(cleaned, str) else cleaned
-    rating, _ = Rating.objects.update_or_create(
+    rating, _created = Rating.objects.update_or_create(
         assignment=assignment,
         question=question,
         turn_id=turn_id,
@@ -600,7 +634,8 @@ def _after_onboarding_item(assignment: Assignment) -> None:
         threshold = job_quality(job).onboarding_threshold
         JobRater.objects.filter(job=job, rater=rater).update(
             state=JobRater.State.FAILED_SCREENING,
-            reason=f"onboarding accuracy {0 if rate is None else rate:.0%} < {threshold:.0%}",
+            reason=_("入门筛选准确率 %(rate)s，低于通过线 %(threshold)s")
+            % {"rate": f"{0 if rate is None else rate:.0%}", "threshold": f"{threshold:.0%}"},
             updated_at=timezone.now(),
         )
         _revoke_open(job, rater)

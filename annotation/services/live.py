@@ -15,11 +15,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation.models import Assignment, Rating, RatingJob, Rubric
-from annotation.rubric_spec import AnswerError, Question, applicable_questions, as_spec
+from annotation.rubric_spec import Question, applicable_questions, as_spec
 from annotation.selectors.rating import model_turns
-from annotation.services.assignments import missing_answers, rating_save
+from annotation.services.assignments import RatingRuleError, missing_answers, rating_save
 from chat.models import Campaign, Dialogue, Turn
 
 LIVE_RUBRIC_KEY = "yesno-multi-turn"
@@ -29,7 +30,7 @@ def live_rubric() -> Rubric:
     """The latest version of the multi-turn yes/no preset."""
     rubric = Rubric.objects.filter(key=LIVE_RUBRIC_KEY).order_by("-version").first()
     if rubric is None:
-        raise AnswerError(f"the {LIVE_RUBRIC_KEY} rubric is missing (migration 0002 loads it)")
+        raise RatingRuleError(_("缺少量表 %(key)s（由迁移 0002 载入）") % {"key": LIVE_RUBRIC_KEY})
     return rubric
 
 
@@ -55,18 +56,20 @@ def live_job_for(campaign: Campaign) -> RatingJob:
 def check_live_access(*, turn: Turn, user: AbstractBaseUser) -> None:
     dialogue = turn.dialogue
     if dialogue.worker_id != user.pk:
-        raise PermissionDenied("Only the worker of this dialogue rates its replies.")
+        raise PermissionDenied(_("只有这段对话的众包人员可以给它的回复评分。"))
     if not dialogue.campaign.rate_while_chatting:
-        raise PermissionDenied("This campaign does not rate replies while chatting.")
+        raise PermissionDenied(_("这个评测活动不在对话中给回复评分。"))
     if turn.speaker != Turn.Speaker.SYSTEM:
-        raise AnswerError("only model replies are rated")
+        raise RatingRuleError(_("只有模型的回复需要评分"))
     if dialogue.status not in (Dialogue.Status.IN_PROGRESS, Dialogue.Status.SUBMITTED):
-        raise AnswerError(f"the dialogue is {dialogue.get_status_display()}: ratings are closed")
+        raise RatingRuleError(
+            _("对话已是「%(status)s」状态，不能再评分") % {"status": dialogue.get_status_display()}
+        )
 
 
 def live_assignment(*, dialogue: Dialogue, user: AbstractBaseUser) -> Assignment:
     job = live_job_for(dialogue.campaign)
-    assignment, _ = Assignment.objects.get_or_create(
+    assignment, _created = Assignment.objects.get_or_create(
         job=job,
         dialogue=dialogue,
         rater=user,
@@ -110,13 +113,13 @@ def live_rating_save(
     """Save the worker's answers for one reply (all or nothing). The live assignment counts as
     submitted while every reply so far is fully rated."""
     check_live_access(turn=turn, user=user)
-    questions, _ = live_questions(turn=turn)
+    questions, _index = live_questions(turn=turn)
     if not questions:
-        raise AnswerError("this reply is beyond the turns the rubric rates")
+        raise RatingRuleError(_("这条回复超出了量表评分的轮次"))
     known = {q.key for q in questions}
     unknown = sorted(set(answers) - known)
     if unknown:
-        raise AnswerError(f"unknown question(s) for this reply: {', '.join(unknown)}")
+        raise RatingRuleError(_("这条回复没有这些问题：%(keys)s") % {"keys": "、".join(unknown)})
     assignment = live_assignment(dialogue=turn.dialogue, user=user)
     if assignment.status == Assignment.Status.SUBMITTED:
         Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.IN_PROGRESS)

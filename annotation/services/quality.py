@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.utils.translation import gettext as _
 
 from annotation.models import Assignment, GoldItem, Rating, RatingJob
 from annotation.rater_quality import (
@@ -32,7 +33,12 @@ from chat.models import Turn
 
 
 class QualitySettingsError(ValueError):
-    """A quality setting out of range or unknown; the message names the key."""
+    """Quality settings out of range or unknown. The message names every key at fault
+    (`quality_settings.<key>：…`, joined by "; "); `errors` maps each key to its own message."""
+
+    def __init__(self, errors: Mapping[str, str]) -> None:
+        self.errors = dict(errors)
+        super().__init__("; ".join(f"quality_settings.{k}：{m}" for k, m in self.errors.items()))
 
 
 @dataclass(frozen=True)
@@ -54,7 +60,7 @@ class QualitySettings:
         """Validate a settings dict; every problem is named by its key."""
         data = dict(data or {})
         unknown = sorted(set(data) - set(cls.__dataclass_fields__))
-        errors = [f"quality_settings.{key}: unknown setting" for key in unknown]
+        errors = {key: _("未知的设置") for key in unknown}
         values: dict[str, Any] = {}
         for key in ("gold_rate", "duplicate_rate"):
             values[key] = _number(data, key, errors, low=0.0, high=0.5)
@@ -65,10 +71,10 @@ class QualitySettings:
         values["min_seconds"] = _number(data, "min_seconds", errors, low=0.0, high=86400.0)
         pattern = data.get("pattern_min_items", cls.pattern_min_items)
         if isinstance(pattern, bool) or not isinstance(pattern, int) or pattern < 3:
-            errors.append("quality_settings.pattern_min_items: must be a whole number ≥ 3")
+            errors["pattern_min_items"] = _("必须是 ≥ 3 的整数")
         values["pattern_min_items"] = pattern
         if errors:
-            raise QualitySettingsError("; ".join(errors))
+            raise QualitySettingsError(errors)
         return cls(**values)
 
     def as_dict(self) -> dict[str, Any]:
@@ -76,7 +82,7 @@ class QualitySettings:
 
 
 def _number(
-    data: Mapping[str, Any], key: str, errors: list[str], *, low: float, high: float
+    data: Mapping[str, Any], key: str, errors: dict[str, str], *, low: float, high: float
 ) -> float | None:
     default = QualitySettings.__dataclass_fields__[key].default
     value = data.get(key, default)
@@ -86,13 +92,16 @@ def _number(
         try:
             value = float(value)
         except ValueError:
-            errors.append(f"quality_settings.{key}: must be a number, got {value!r}")
+            errors[key] = _("必须是数字，收到 %(value)r") % {"value": value}
             return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        errors.append(f"quality_settings.{key}: must be a number, got {value!r}")
+        errors[key] = _("必须是数字，收到 %(value)r") % {"value": value}
         return None
     if not low <= value <= high:
-        errors.append(f"quality_settings.{key}: must be between {low:g} and {high:g}")
+        errors[key] = _("必须在 %(low)s 到 %(high)s 之间") % {
+            "low": f"{low:g}",
+            "high": f"{high:g}",
+        }
         return None
     return float(value)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, Group
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from annotation.models import Assignment, GoldItem, JobRater, RatingJob, Rubric
 from annotation.rubric_spec import AnswerError, as_spec, validate_answer
@@ -39,31 +40,41 @@ def job_create(
     allow_below_minimum: bool = False,
 ) -> RatingJob:
     """Create a draft job. `raters` is the expert pool (default: every active expert)."""
-    name = name.strip()
-    if not name:
-        raise RatingJobError("name: is required")
-    if RatingJob.objects.filter(name=name).exists():
-        raise RatingJobError(f"name: a rating job named {name!r} already exists")
+    name = _clean_name(name, exclude=None)
     if static_run is not None and static_run.campaign_id != campaign.pk:
         raise RatingJobError(
-            f"static_run: run {static_run.pk} belongs to another campaign than {campaign.name!r}"
+            _("static_run：静态生成 %(run)s 属于另一个评测活动，不是「%(campaign)s」")
+            % {"run": static_run.pk, "campaign": campaign.name},
+            field="static_run",
         )
     if raters_per_dialogue < 1:
-        raise RatingJobError("raters_per_dialogue: must be at least 1")
+        raise RatingJobError(_("raters_per_dialogue：至少为 1"), field="raters_per_dialogue")
     minimum = as_spec(rubric.spec).min_raters
     if raters_per_dialogue < minimum and not allow_below_minimum:
         raise RatingJobError(
-            f"raters_per_dialogue: rubric {rubric.key} v{rubric.version} needs at least "
-            f"{minimum} raters per item, got {raters_per_dialogue}"
+            _(
+                "raters_per_dialogue：量表 %(key)s v%(version)s 要求每条至少 %(minimum)d 人评分，"
+                "当前为 %(got)d"
+            )
+            % {
+                "key": rubric.key,
+                "version": rubric.version,
+                "minimum": minimum,
+                "got": raters_per_dialogue,
+            },
+            field="raters_per_dialogue",
         )
-    if deadline_hours < 1:
-        raise RatingJobError("deadline_hours: must be at least 1")
+    _check_deadline(deadline_hours)
     settings = QualitySettings.parse(quality_settings)
     pool = list(experts() if raters is None else raters)
     expert_group = Group.objects.get(name=Role.EXPERT.value)
     not_experts = [u.get_username() for u in pool if not u.groups.filter(pk=expert_group.pk)]
     if not_experts:
-        raise RatingJobError(f"raters: not experts: {', '.join(sorted(not_experts))}")
+        raise RatingJobError(
+            _("raters：这些用户不是评分专家：%(names)s")
+            % {"names": "、".join(sorted(not_experts))},
+            field="raters",
+        )
     job = RatingJob.objects.create(
         name=name,
         campaign=campaign,
@@ -77,6 +88,25 @@ def job_create(
     )
     JobRater.objects.bulk_create([JobRater(job=job, rater=user) for user in pool])
     return job
+
+
+def _clean_name(name: str, *, exclude: RatingJob | None) -> str:
+    name = name.strip()
+    if not name:
+        raise RatingJobError(_("name：任务名称不能为空"), field="name")
+    others = RatingJob.objects.filter(name=name)
+    if exclude is not None:
+        others = others.exclude(pk=exclude.pk)
+    if others.exists():
+        raise RatingJobError(
+            _("name：已有名为「%(name)s」的评分任务") % {"name": name}, field="name"
+        )
+    return name
+
+
+def _check_deadline(deadline_hours: int) -> None:
+    if deadline_hours < 1:
+        raise RatingJobError(_("deadline_hours：期限至少为 1 小时"), field="deadline_hours")
 
 
 @transaction.atomic
@@ -96,9 +126,11 @@ def job_open(*, job: RatingJob) -> RatingJob:
     """Open a draft (or reopen a closed) job and assign its dialogues."""
     job = RatingJob.objects.select_for_update().get(pk=job.pk)
     if job.is_live:
-        raise RatingJobError("status: a live job is opened by the chat, not by hand")
+        raise RatingJobError(
+            _("status：实时评分任务由对话页面自动开启，不能手动开启"), field="status"
+        )
     if not JobRater.objects.filter(job=job).exists():
-        raise RatingJobError("raters: the job has no raters")
+        raise RatingJobError(_("raters：任务还没有评分专家"), field="raters")
     job.status = RatingJob.Status.OPEN
     job.save(update_fields=["status"])
     assignments_generate(job=job)
@@ -124,20 +156,36 @@ def gold_item_set(
     against the job's rubric, and a turn must exist in the dialogue.
     """
     if purpose not in GoldItem.Purpose.values:
-        raise RatingJobError(f"purpose: must be gold or onboarding, got {purpose!r}")
+        raise RatingJobError(
+            _("purpose：必须是 gold（金标题）或 onboarding（入门筛选题），收到 %(purpose)r")
+            % {"purpose": purpose},
+            field="purpose",
+        )
     if dialogue.campaign_id != job.campaign_id:
-        raise RatingJobError(f"dialogue: {dialogue.pk} is not in the job's campaign")
+        raise RatingJobError(
+            _("dialogue：对话 %(id)s 不属于本任务的评测活动") % {"id": dialogue.pk},
+            field="dialogue",
+        )
     if Assignment.objects.filter(job=job, dialogue=dialogue, kind=Assignment.Kind.REAL).exists():
-        raise RatingJobError(f"dialogue: {dialogue.pk} is already assigned as a real item")
+        raise RatingJobError(
+            _("dialogue：对话 %(id)s 已作为正式条目分配给评分专家，不能再作金标题或入门筛选题")
+            % {"id": dialogue.pk},
+            field="dialogue",
+        )
     if not answers:
-        raise RatingJobError("answers: at least one known answer is needed")
+        raise RatingJobError(_("answers：至少需要一个已知答案"), field="answers")
     n_model_turns = len(model_turn_ids(dialogue))
     cleaned = []
     seen = set()
     for index, answer in enumerate(answers):
         question, turn = answer.get("question"), answer.get("turn")
+        field = f"answers[{index}]"
         if (question, turn) in seen:
-            raise RatingJobError(f"answers[{index}]: a second answer for {question} turn {turn}")
+            raise RatingJobError(
+                _("%(field)s：%(question)s 第 %(turn)s 个模型回复的答案给了两次")
+                % {"field": field, "question": question, "turn": turn},
+                field=field,
+            )
         seen.add((question, turn))
         try:
             value = validate_answer(
@@ -148,19 +196,67 @@ def gold_item_set(
                 skill=dialogue.skill.key,
             )
         except AnswerError as exc:
-            raise RatingJobError(f"answers[{index}]: {exc}") from exc
+            raise RatingJobError(
+                _("%(field)s：评分量表不接受这个答案：%(error)s") % {"field": field, "error": exc},
+                field=field,
+            ) from exc
         if turn is not None and turn >= n_model_turns:
             raise RatingJobError(
-                f"answers[{index}]: turn {turn} does not exist (the dialogue has "
-                f"{n_model_turns} model turns)"
+                _(
+                    "%(field)s：没有第 %(turn)s 个模型回复（这段对话只有 %(n)d 个模型回复，"
+                    "从 0 开始计）"
+                )
+                % {"field": field, "turn": turn, "n": n_model_turns},
+                field=field,
             )
         if isinstance(value, str):
-            raise RatingJobError(f"answers[{index}]: {question}: free text has no known answer")
+            raise RatingJobError(
+                _("%(field)s：%(question)s 是自由文本题，不能设已知答案")
+                % {"field": field, "question": question},
+                field=field,
+            )
         cleaned.append({"question": question, "turn": turn, "value": value})
-    item, _ = GoldItem.objects.update_or_create(
+    item, _created = GoldItem.objects.update_or_create(
         job=job, dialogue=dialogue, defaults={"purpose": purpose, "answers": cleaned}
     )
     return item
+
+
+@transaction.atomic
+def gold_item_delete(*, job: RatingJob, item: GoldItem) -> None:
+    """Remove a gold or onboarding item while no rater was given it: once given, the rater's
+    accuracy is measured against its answers."""
+    if item.job_id != job.pk:
+        raise RatingJobError(_("item：条目 %(id)s 不属于这个任务") % {"id": item.pk}, field="item")
+    given = Assignment.objects.filter(
+        job=job,
+        dialogue_id=item.dialogue_id,
+        kind__in=(Assignment.Kind.GOLD, Assignment.Kind.ONBOARDING),
+    ).exclude(status=Assignment.Status.REVOKED)
+    if given.exists():
+        raise RatingJobError(
+            _("item：对话 %(id)s 已分配给评分专家，评分准确率以它为准，不能删除")
+            % {"id": item.dialogue_id},
+            field="item",
+        )
+    item.delete()
+
+
+@transaction.atomic
+def job_quality_update(*, job: RatingJob, quality_settings: Mapping[str, Any]) -> RatingJob:
+    """Change a draft job's quality settings; keys not given keep their value. Once a job is
+    opened its gold and duplicate items are planned, so the settings stay as they were."""
+    job = RatingJob.objects.select_for_update().get(pk=job.pk)
+    if job.status != RatingJob.Status.DRAFT:
+        raise RatingJobError(
+            _("quality_settings：只有草稿状态的任务可以修改质量设置（当前为「%(status)s」）")
+            % {"status": job.get_status_display()},
+            field="quality_settings",
+        )
+    settings = QualitySettings.parse({**job.quality_settings, **quality_settings})
+    job.quality_settings = settings.as_dict()
+    job.save(update_fields=["quality_settings"])
+    return job
 
 
 @transaction.atomic
@@ -169,15 +265,9 @@ def job_update(
 ) -> RatingJob:
     """Rename a job or change its deadline (new assignments get the new deadline)."""
     if name is not None:
-        name = name.strip()
-        if not name:
-            raise RatingJobError("name: is required")
-        if RatingJob.objects.filter(name=name).exclude(pk=job.pk).exists():
-            raise RatingJobError(f"name: a rating job named {name!r} already exists")
-        job.name = name
+        job.name = _clean_name(name, exclude=job)
     if deadline_hours is not None:
-        if deadline_hours < 1:
-            raise RatingJobError("deadline_hours: must be at least 1")
+        _check_deadline(deadline_hours)
         job.deadline_hours = deadline_hours
     job.save(update_fields=["name", "deadline_hours"])
     return job
@@ -187,5 +277,5 @@ def job_update(
 def job_delete(*, job: RatingJob) -> None:
     """Delete a draft job; a job that was opened keeps its ratings (close it instead)."""
     if job.status != RatingJob.Status.DRAFT or job.assignments.exists():
-        raise RatingJobError("status: only a draft job without assignments can be deleted")
+        raise RatingJobError(_("status：只有还没有分配条目的草稿任务可以删除"), field="status")
     job.delete()

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from annotation.models import Review, ReviewPolicy
 from chat.models import Campaign, Dialogue
@@ -26,10 +27,17 @@ REASON_TEMPLATES: dict[str, dict[str, str]] = {
     "knowledge": {"zh-hans": "知识使用不准确", "en": "Knowledge used inaccurately"},
 }
 COMMENT_MAX_LENGTH = 2000
+# More reviewers than this per dialogue is almost surely a typo (MSDE used 3).
+MAX_REVIEWERS = 20
 
 
 class ReviewError(ValueError):
-    """A review that cannot be recorded; the message names the field at fault."""
+    """A review that cannot be recorded; the message starts with the field at fault, which
+    `field` also holds (pages attach the message to that form field)."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def review_policy_for(campaign: Campaign) -> ReviewPolicy:
@@ -62,38 +70,57 @@ def resolve_decision(
         if len(decisions) < reviewers:
             return None
         return Review.Decision.ACCEPT if rejects == 0 else Review.Decision.REJECT
-    raise ReviewError(f"decision_rule: unknown rule {rule!r}")
+    raise ReviewError(
+        _("decision_rule：未知的决定规则 %(rule)r") % {"rule": rule}, field="decision_rule"
+    )
 
 
 def check_can_review(*, dialogue: Dialogue, reviewer: AbstractBaseUser) -> None:
     """Raise PermissionDenied or ReviewError when `reviewer` may not review `dialogue` now."""
     if dialogue.worker_id == reviewer.pk:
-        raise PermissionDenied("You cannot review a dialogue you collected.")
+        raise PermissionDenied(_("不能审核自己收集的对话。"))
     if dialogue.status != Dialogue.Status.SUBMITTED:
         raise ReviewError(
-            f"dialogue {dialogue.pk}: status is {dialogue.status}, only submitted dialogues "
-            "are reviewed"
+            _("dialogue：对话 %(id)s 的状态是「%(status)s」，只有已提交的对话可以审核")
+            % {"id": dialogue.pk, "status": dialogue.get_status_display()},
+            field="dialogue",
         )
     if Review.objects.filter(dialogue=dialogue, reviewer=reviewer).exists():
-        raise ReviewError(f"dialogue {dialogue.pk}: you have already reviewed it")
+        raise _already_reviewed(dialogue)
+
+
+def _already_reviewed(dialogue: Dialogue) -> ReviewError:
+    return ReviewError(
+        _("dialogue：您已经审核过对话 %(id)s") % {"id": dialogue.pk}, field="dialogue"
+    )
 
 
 def _clean_reasons(decision: str, reasons: Iterable[str], comment: str) -> list[str]:
     if decision not in Review.Decision.values:
-        raise ReviewError(f"decision: must be accept or reject, got {decision!r}")
+        raise ReviewError(
+            _("decision：必须是 accept（通过）或 reject（退回），收到 %(decision)r")
+            % {"decision": decision},
+            field="decision",
+        )
     cleaned = []
     for reason in reasons:
         if reason not in REASON_TEMPLATES:
             known = ", ".join(REASON_TEMPLATES)
-            raise ReviewError(f"reasons: unknown reason {reason!r} (known: {known})")
+            raise ReviewError(
+                _("reasons：未知的退回理由 %(reason)r（可选：%(known)s）")
+                % {"reason": reason, "known": known},
+                field="reasons",
+            )
         if reason not in cleaned:
             cleaned.append(reason)
     if len(comment) > COMMENT_MAX_LENGTH:
-        raise ReviewError(f"comment: longer than {COMMENT_MAX_LENGTH} characters")
+        raise ReviewError(
+            _("comment：说明超过了 %(n)d 个字符") % {"n": COMMENT_MAX_LENGTH}, field="comment"
+        )
     if decision == Review.Decision.REJECT and not cleaned and not comment.strip():
-        raise ReviewError("reasons: a rejection needs at least one reason or a comment")
+        raise ReviewError(_("reasons：退回时至少要选一个理由或写一段说明"), field="reasons")
     if decision == Review.Decision.ACCEPT and cleaned:
-        raise ReviewError("reasons: an accepted dialogue takes no rejection reasons")
+        raise ReviewError(_("reasons：通过的对话不能带退回理由"), field="reasons")
     return cleaned
 
 
@@ -139,7 +166,7 @@ def review_submit(
                 comment=comment.strip(),
             )
     except IntegrityError as exc:
-        raise ReviewError(f"dialogue {dialogue.pk}: you have already reviewed it") from exc
+        raise _already_reviewed(dialogue) from exc
     policy = review_policy_for(dialogue.campaign)
     reviews = list(Review.objects.filter(dialogue=dialogue).order_by("created_at", "id"))
     outcome = resolve_decision(
@@ -162,12 +189,28 @@ def review_submit(
 def review_policy_set(
     *, campaign: Campaign, reviewers_per_dialogue: int, decision_rule: str
 ) -> ReviewPolicy:
-    if reviewers_per_dialogue < 1:
-        raise ReviewError("reviewers_per_dialogue: must be at least 1")
+    """Create or change the campaign's policy. Dialogues already resolved keep their status;
+    the new numbers apply to the reviews still to come."""
+    if isinstance(reviewers_per_dialogue, bool) or not isinstance(reviewers_per_dialogue, int):
+        raise ReviewError(
+            _("reviewers_per_dialogue：必须是整数，收到 %(value)r")
+            % {"value": reviewers_per_dialogue},
+            field="reviewers_per_dialogue",
+        )
+    if not 1 <= reviewers_per_dialogue <= MAX_REVIEWERS:
+        raise ReviewError(
+            _("reviewers_per_dialogue：每段对话的审核人数必须在 1 到 %(max)d 之间，收到 %(value)d")
+            % {"max": MAX_REVIEWERS, "value": reviewers_per_dialogue},
+            field="reviewers_per_dialogue",
+        )
     if decision_rule not in ReviewPolicy.Rule.values:
         known = ", ".join(ReviewPolicy.Rule.values)
-        raise ReviewError(f"decision_rule: must be one of {known}, got {decision_rule!r}")
-    policy, _ = ReviewPolicy.objects.update_or_create(
+        raise ReviewError(
+            _("decision_rule：必须是 %(known)s 之一，收到 %(rule)r")
+            % {"known": known, "rule": decision_rule},
+            field="decision_rule",
+        )
+    policy, _created = ReviewPolicy.objects.update_or_create(
         campaign=campaign,
         defaults={
             "reviewers_per_dialogue": reviewers_per_dialogue,

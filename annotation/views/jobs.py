@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.forms import RatingJobForm
-from annotation.models import RatingJob
+from annotation.forms import GoldItemForm, QualitySettingsForm, RatingJobForm
+from annotation.models import GoldItem, RatingJob
 from annotation.selectors import rating as selectors
 from annotation.selectors.review import review_status_counts
 from annotation.services import assignments as assignment_services
 from annotation.services import quality
 from annotation.services import rating_jobs as services
 from annotation.services.quality import QualitySettingsError
+from chat.models import Dialogue
 from core.access import Role, role_required
 
 
@@ -49,7 +54,9 @@ def job_create(request: HttpRequest) -> HttpResponse:
                 created_by=request.user,
                 allow_below_minimum=data["allow_below_minimum"],
             )
-        except (assignment_services.RatingJobError, QualitySettingsError) as exc:
+        except assignment_services.RatingJobError as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, str(exc))
+        except QualitySettingsError as exc:
             form.add_error(None, str(exc))
         else:
             messages.success(request, _("已创建评分任务「%(name)s」。") % {"name": job.name})
@@ -58,22 +65,180 @@ def job_create(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/job_form.html", {"form": form}, status=status)
 
 
-def _detail_context(job: RatingJob) -> dict:
+def _gold_form(job: RatingJob, data: Any = None, dialogue: str = "") -> GoldItemForm:
+    """The add-a-gold-item form; its answer fields are labelled in the page's language."""
+    language = get_language() or "zh-hans"
+
+    def groups_for(target: Dialogue) -> list:
+        return selectors.gold_groups(
+            job=job, dialogue=target, language=language, yes=_("是"), no=_("否")
+        )
+
+    initial = {"dialogue": dialogue} if dialogue else None
+    return GoldItemForm(data, job=job, groups_for=groups_for, initial=initial)
+
+
+def _detail_context(
+    job: RatingJob,
+    *,
+    gold_form: GoldItemForm | None = None,
+    quality_form: QualitySettingsForm | None = None,
+    gold_notice: str = "",
+) -> dict:
     flags = quality.flags_by_rater(quality.job_flags(job))
     progress = selectors.job_progress(job)
     rows = [(rater, flags.get(rater.rater_id, [])) for rater in progress["raters"]]
-    return {"job": job, "progress": progress, "rows": rows, "review": review_status_counts()}
+    settings = quality.job_quality(job)
+    return {
+        "job": job,
+        "progress": progress,
+        "rows": rows,
+        "review": review_status_counts(),
+        "quality": settings,
+        "quality_form": quality_form or QualitySettingsForm.for_settings(settings),
+        "gold_form": gold_form or _gold_form(job),
+        "gold_items": selectors.gold_items(job),
+        "gold_notice": gold_notice,
+    }
+
+
+def _job(pk: int) -> RatingJob:
+    return get_object_or_404(RatingJob.objects.select_related("campaign", "rubric"), pk=pk)
 
 
 @role_required(Role.RESEARCHER)
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    job = get_object_or_404(RatingJob.objects.select_related("campaign", "rubric"), pk=pk)
+    job = _job(pk)
     if job.status == RatingJob.Status.OPEN:
         assignment_services.job_refresh(job=job)
-    template = (
-        "annotation/job_detail.html#progress" if request.htmx else "annotation/job_detail.html"
+    if request.htmx:
+        return render(request, "annotation/job_detail.html#progress", _detail_context(job))
+    # Without JavaScript, "load the questions" comes back here with ?dialogue=…
+    gold_form = _gold_form(job, dialogue=request.GET.get("dialogue", ""))
+    return render(request, "annotation/job_detail.html", _detail_context(job, gold_form=gold_form))
+
+
+def _section(
+    request: HttpRequest, job: RatingJob, partial: str, status: int, **forms: Any
+) -> HttpResponse:
+    """A section after a POST: the partial for htmx; without it the whole page (with errors)
+    or, when it worked, a redirect to it."""
+    if request.htmx:
+        return render(
+            request,
+            f"annotation/job_detail.html#{partial}",
+            _detail_context(job, **forms),
+            status=status,
+        )
+    if status == 200:
+        return redirect(reverse("annotation:job-detail", args=[job.pk]) + f"#{partial}")
+    return render(
+        request, "annotation/job_detail.html", _detail_context(job, **forms), status=status
     )
-    return render(request, template, _detail_context(job))
+
+
+@role_required(Role.RESEARCHER)
+@require_POST
+def job_quality(request: HttpRequest, pk: int) -> HttpResponse:
+    """Save a draft job's quality settings (validated by `QualitySettings.parse`)."""
+    job = _job(pk)
+    form = QualitySettingsForm(request.POST)
+    if form.is_valid():
+        try:
+            job = services.job_quality_update(job=job, quality_settings=form.settings.as_dict())
+        except assignment_services.RatingJobError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, _("质量设置已保存。"))
+            return _section(request, job, "quality", 200)
+    return _section(request, job, "quality", 422, quality_form=form)
+
+
+def _attach_gold_error(
+    form: GoldItemForm, exc: assignment_services.RatingJobError, names: list[str]
+) -> None:
+    """Put the service's error on the form field it names: `answers[i]` is the i-th given
+    answer, whose field is `names[i]`."""
+    field = exc.field or ""
+    if field.startswith("answers[") and field.endswith("]"):
+        index = int(field[len("answers[") : -1])
+        if 0 <= index < len(names):
+            label = form.fields[names[index]].label
+            form.add_error(names[index], str(exc))
+            form.add_error(None, _("「%(label)s」：%(error)s") % {"label": label, "error": exc})
+            return
+    form.add_error(field if field in ("dialogue", "purpose") else None, str(exc))
+
+
+@role_required(Role.RESEARCHER)
+@require_http_methods(["GET", "POST"])
+def job_gold(request: HttpRequest, pk: int) -> HttpResponse:
+    """The job's gold and onboarding items (GET: the section) and adding one (POST)."""
+    job = _job(pk)
+    if request.method == "GET":
+        return render(request, "annotation/job_detail.html#gold", _detail_context(job))
+    form = _gold_form(job, request.POST)
+    if form.is_valid():
+        answers, names = form.answers()
+        try:
+            item = services.gold_item_set(
+                job=job,
+                dialogue=form.target,
+                purpose=form.cleaned_data["purpose"],
+                answers=answers,
+            )
+        except assignment_services.RatingJobError as exc:
+            _attach_gold_error(form, exc, names)
+        else:
+            notice = _("已保存对话 %(id)s 的 %(n)d 个已知答案（%(purpose)s）。") % {
+                "id": item.dialogue_id,
+                "n": len(item.answers),
+                "purpose": item.get_purpose_display(),
+            }
+            messages.success(request, notice)
+            if request.htmx:
+                return render(
+                    request,
+                    "annotation/job_detail.html#gold",
+                    _detail_context(job, gold_notice=notice),
+                )
+            return _section(request, job, "gold", 200)
+    return _section(request, job, "gold", 422, gold_form=form)
+
+
+@role_required(Role.RESEARCHER)
+@require_GET
+def job_gold_answers(request: HttpRequest, pk: int) -> HttpResponse:
+    """The known-answer fields of the dialogue named by ?dialogue= (id or external id)."""
+    job = _job(pk)
+    form = _gold_form(job, dialogue=request.GET.get("dialogue", ""))
+    return render(
+        request, "annotation/job_detail.html#gold-answers", {"job": job, "gold_form": form}
+    )
+
+
+@role_required(Role.RESEARCHER)
+@require_POST
+def job_gold_delete(request: HttpRequest, pk: int, item_id: int) -> HttpResponse:
+    job = _job(pk)
+    item = get_object_or_404(GoldItem, pk=item_id, job=job)
+    try:
+        services.gold_item_delete(job=job, item=item)
+    except assignment_services.RatingJobError as exc:
+        messages.error(request, str(exc))
+        notice, status = str(exc), 422
+    else:
+        notice = _("已删除对话 %(id)s 的已知答案。") % {"id": item.dialogue_id}
+        messages.success(request, notice)
+        status = 200
+    if request.htmx:
+        return render(
+            request,
+            "annotation/job_detail.html#gold",
+            _detail_context(job, gold_notice=notice),
+            status=status,
+        )
+    return redirect(reverse("annotation:job-detail", args=[job.pk]) + "#gold")
 
 
 @role_required(Role.RESEARCHER)

@@ -41,7 +41,7 @@ def review_next(request: HttpRequest) -> HttpResponse:
 def review_dialogue(request: HttpRequest, dialogue_id: int) -> HttpResponse:
     dialogue = get_object_or_404(Dialogue, pk=dialogue_id)
     if dialogue.worker_id == request.user.pk:
-        raise PermissionDenied("You cannot review a dialogue you collected.")
+        raise PermissionDenied(_("不能审核自己收集的对话。"))
     error = ""
     if request.method == "POST":
         try:

@@ -387,6 +387,18 @@ async def generate_system_turn(*, dialogue: Dialogue) -> AsyncIterator[ReplyEven
             return
         while True:
             event = await queue.get()
+            # Chunks that queued up while the listener was busy go out as one: under load the
+            # browser gets fewer, larger events instead of falling further behind.
+            parts: list[str] = []
+            while isinstance(event, ReplyChunk) and not queue.empty():
+                parts.append(event.text)
+                event = queue.get_nowait()
+            if parts:
+                if isinstance(event, ReplyChunk):
+                    parts.append(event.text)
+                    event = ReplyChunk("".join(parts))
+                else:
+                    yield ReplyChunk("".join(parts))
             yield event
             if not isinstance(event, ReplyChunk):
                 return

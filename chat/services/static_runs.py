@@ -236,7 +236,7 @@ def _claim(run_id: int) -> bool:
     ).update(status=StaticRun.Status.RUNNING)
     if claimed:
         StaticRun.objects.filter(pk=run_id, started_at__isnull=True).update(started_at=now)
-        # Re-count from the items: a crashed worker may have died between an item and the count.
+        # Re-count from the items, the source of truth: the run's counter is a running tally.
         items = StaticRunItem.objects.filter(run_id=run_id)
         StaticRun.objects.filter(pk=run_id).update(
             progress_total=items.count(),
@@ -250,7 +250,7 @@ def _save_answer(
 ) -> None:
     with transaction.atomic():
         item = (
-            StaticRunItem.objects.select_for_update()
+            StaticRunItem.objects.select_for_update(of=("self",))
             .select_related("run", "sample", "sample__dataset")
             .get(pk=item_id)
         )

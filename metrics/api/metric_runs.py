@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -63,7 +64,7 @@ class MetricScoreOutput(serializers.ModelSerializer):
         fields = ["id", "metric", "level", "turn", "dialogue", "backend", "skill", "value"]
 
 
-class ErrorOutput(serializers.Serializer):
+class MetricRunErrorOutput(serializers.Serializer):
     detail = serializers.CharField()
     field = serializers.CharField(allow_null=True)
     line = serializers.IntegerField(allow_null=True)
@@ -84,7 +85,7 @@ class MetricRunListApi(generics.ListAPIView):
     filter_backends: list[type] = []
     parser_classes = [JSONParser, MultiPartParser, FormParser]
 
-    class Input(serializers.Serializer):
+    class MetricRunInput(serializers.Serializer):
         name = serializers.CharField(max_length=160)
         metrics = serializers.ListField(
             child=serializers.CharField(), help_text="metric or preset names (msde16, …)"
@@ -113,11 +114,11 @@ class MetricRunListApi(generics.ListAPIView):
         return runs
 
     @extend_schema(
-        request=Input,
-        responses={201: MetricRunOutput, 400: OpenApiResponse(ErrorOutput)},
+        request=MetricRunInput,
+        responses={201: MetricRunOutput, 400: OpenApiResponse(MetricRunErrorOutput)},
     )
     def post(self, request: Request) -> Response:
-        serializer = self.Input(data=request.data)
+        serializer = self.MetricRunInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         upload = None
@@ -150,7 +151,7 @@ class MetricRunDetailApi(generics.RetrieveAPIView):
 
 
 class MetricRunCancelApi(APIView):
-    @extend_schema(request=None, responses={200: MetricRunOutput, 409: ErrorOutput})
+    @extend_schema(request=None, responses={200: MetricRunOutput, 409: MetricRunErrorOutput})
     def post(self, request: Request, pk: int) -> Response:
         run = get_object_or_404(MetricRun, pk=pk)
         if not services.metric_run_cancel(run=run):
@@ -160,7 +161,7 @@ class MetricRunCancelApi(APIView):
 
 
 class MetricRunResumeApi(APIView):
-    @extend_schema(request=None, responses={200: MetricRunOutput, 400: ErrorOutput})
+    @extend_schema(request=None, responses={200: MetricRunOutput, 400: MetricRunErrorOutput})
     def post(self, request: Request, pk: int) -> Response:
         run = get_object_or_404(MetricRun, pk=pk)
         try:
@@ -206,8 +207,8 @@ class MetricScoreListApi(generics.ListAPIView):
 class MetricRunDownloadApi(APIView):
     @extend_schema(
         responses={
-            (200, "text/csv"): OpenApiResponse(description="tidy scores"),
-            (200, "application/x-ndjson"): OpenApiResponse(description="tidy scores"),
+            (200, "text/csv"): OpenApiTypes.STR,
+            (200, "application/x-ndjson"): OpenApiTypes.STR,
         }
     )
     def get(self, request: Request, pk: int, level: str, fmt: str) -> StreamingHttpResponse:

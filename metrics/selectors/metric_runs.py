@@ -49,28 +49,32 @@ def target_dialogues(*, run: MetricRun) -> QuerySet[Dialogue]:
     return Dialogue.objects.filter(campaign_id=run.campaign_id, status__in=statuses)
 
 
-def _single_turn_answers(dialogue: Dialogue, campaign_mode: str) -> bool:
-    """Static answers copy the sample's context as user *and* system turns before the model's
-    reply, so only their last turn is the model's; elsewhere every system turn is."""
-    return dialogue.static_run_id is not None or campaign_mode == Campaign.Mode.STATIC
-
-
 def response_units(*, run: MetricRun, backend_id: int, skill_id: int | None) -> list[Unit]:
     """The responses of one system batch (a backend's dialogues of one skill, or of all skills
-    when ``skill_id`` is None), in dialogue and turn order."""
+    when ``skill_id`` is None), in dialogue and turn order.
+
+    Static answers (static-run dialogues, static campaigns, uploads) copy the sample's context
+    as user *and* system turns before the model's reply, so only their last turn is the
+    model's; elsewhere every system turn is.
+    """
     dialogues = target_dialogues(run=run).filter(backend_id=backend_id)
     if skill_id is not None:
         dialogues = dialogues.filter(skill_id=skill_id)
-    mode = run.campaign.mode
-    single = {d.pk: _single_turn_answers(d, mode) for d in dialogues.only("id", "static_run_id")}
+    static_campaign = run.campaign.mode == Campaign.Mode.STATIC
     turns = (
-        Turn.objects.filter(dialogue_id__in=list(single))
+        Turn.objects.filter(dialogue__in=dialogues)
         .order_by("dialogue_id", "index")
-        .values_list("id", "dialogue_id", "speaker", "text", "references")
+        .values_list(
+            "id", "dialogue_id", "speaker", "text", "references", "dialogue__static_run_id"
+        )
     )
     by_dialogue: dict[int, list[tuple[int, str, str, list[str]]]] = defaultdict(list)
-    for turn_id, dialogue_id, speaker, text, references in turns:
+    single: dict[int, bool] = {}
+    for turn_id, dialogue_id, speaker, text, references, static_run_id in turns.iterator(
+        chunk_size=5000
+    ):
         by_dialogue[dialogue_id].append((turn_id, speaker, text, references or []))
+        single[dialogue_id] = static_campaign or static_run_id is not None
     units: list[Unit] = []
     for dialogue_id, rows in by_dialogue.items():
         texts = [text for _id, _speaker, text, _refs in rows]

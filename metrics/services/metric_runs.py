@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
+from django.conf import settings as django_settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F, Q
@@ -177,11 +178,10 @@ def check_settings(values: Mapping[str, Any] | None) -> dict[str, Any]:
         settings = Settings.from_dict(values)
     except (ValueError, TypeError) as exc:
         raise MetricRunError(str(exc), field="settings") from exc
-    stored = {k: v for k, v in values.items()}
     for key, model in default_models(settings.lang).items():
-        if not stored.get(key):
-            stored[key] = model
-    return stored
+        if not values.get(key):
+            values[key] = model
+    return values
 
 
 # --- Create -------------------------------------------------------------------------------------
@@ -199,8 +199,17 @@ class Upload:
 
 def _read_upload(upload: Upload, *, need_references: bool) -> list[Any]:
     """Parse the upload with the offline command's reader (one format, one parser)."""
+    limit = django_settings.DATASET_UPLOAD_MAX_BYTES
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as handle:
+        size = 0
         for block in iter(lambda: upload.fileobj.read(1 << 20), b""):
+            size += len(block)
+            if size > limit:
+                raise MetricRunError(
+                    f"{upload.filename} is larger than {limit // (1 << 20)} MiB "
+                    "(DATASET_UPLOAD_MAX_BYTES)",
+                    field="file",
+                )
             handle.write(block)
         handle.flush()
         try:

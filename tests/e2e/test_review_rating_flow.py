@@ -18,6 +18,7 @@ def test_an_expert_reviews_then_rates_with_the_keyboard_and_answers_survive_a_re
 ):
     expert = make_user("eddie", Role.EXPERT)
     worker = make_user("cora", Role.CROWDWORKER)
+    make_user("rita", Role.RESEARCHER)
     campaign = CampaignFactory(name="知识对话评测")
     dialogue = dialogue_with_turns(
         campaign=campaign,
@@ -76,6 +77,12 @@ def test_an_expert_reviews_then_rates_with_the_keyboard_and_answers_survive_a_re
             await page.keyboard.press("Enter")
         seen["done"] = await page.locator("h1").inner_text()
         seen["done_text"] = await page.locator(".card p").first.inner_text()
+
+        await page.context.clear_cookies()
+        await login(page, base, "rita", "pw-123456")
+        await page.goto(f"{base}/annotation/jobs/{job.pk}/")
+        seen["rater_row"] = await page.locator("#rater-table tbody tr").first.inner_text()
+        await screenshot(page, "job-detail")
         return seen
 
     seen = run_in_browser(flow)
@@ -85,6 +92,7 @@ def test_an_expert_reviews_then_rates_with_the_keyboard_and_answers_survive_a_re
     assert seen["answered"] == "已答 3 / 3 题"
     assert seen["done"] == "MSDE 知识对话"
     assert "都已完成" in seen["done_text"]
+    assert seen["rater_row"].split()[:5] == ["eddie", "可评分", "1", "1", "0"]
     dialogue.refresh_from_db()
     assert dialogue.status == Dialogue.Status.ACCEPTED
     assignment = Assignment.objects.get(job=job, rater=expert)

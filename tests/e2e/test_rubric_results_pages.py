@@ -11,6 +11,9 @@ from tests.chat.factories import BackendFactory
 from tests.conftest import make_user
 from tests.e2e.conftest import login, screenshot
 
+# The development machines share two cores among many test runs; a first page can take > 30 s.
+SLOW_MACHINE_TIMEOUT_MS = 90_000
+
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 
@@ -21,6 +24,7 @@ def test_a_researcher_builds_a_rubric_and_a_broken_field_is_named(run_in_browser
 
     async def flow(page):
         seen = {}
+        page.set_default_timeout(SLOW_MACHINE_TIMEOUT_MS)
         await login(page, base, "rita", "pw-123456")
         await page.goto(f"{base}/annotation/rubrics/")
         await screenshot(page, "rubric-list")
@@ -38,6 +42,10 @@ def test_a_researcher_builds_a_rubric_and_a_broken_field_is_named(run_in_browser
         await page.wait_for_selector("#q-1-key")
         await page.fill("#q-1-key", "informative")
         await page.fill("#q-1-label_zh", "回复提供了有用的信息吗？")
+        await page.get_by_role("button", name="＋ 添加问题").click()
+        await page.wait_for_selector("#q-2-key")
+        await page.locator("#q-2").get_by_role("button", name="删除此问题").click()
+        seen["rows_after_remove"] = await page.locator("fieldset.q-row").count()
         async with page.expect_navigation():
             await page.get_by_role("button", name="保存", exact=True).click()
         seen["error_next_to_max"] = await page.locator(
@@ -58,6 +66,7 @@ def test_a_researcher_builds_a_rubric_and_a_broken_field_is_named(run_in_browser
     seen = run_in_browser(flow)
     assert seen["error_next_to_max"] == ["questions[0].max: must be greater than min"]
     assert seen["kept_label"] == "回复提供了有用的信息吗？"
+    assert seen["rows_after_remove"] == 2
     assert seen["h1"] == "fluency v1 · 流畅度与信息量"
     assert seen["msde_levels"] == 4  # Info, Coh, Know, Rec with their 0–2 definitions
     keys = [q["key"] for q in Rubric.objects.get(key="fluency").spec["questions"]]
@@ -77,6 +86,7 @@ def test_a_researcher_reads_the_results_of_a_seed_001_job(run_in_browser, live_s
         rate(job, item, "outlier", single(10 - (8 if i < 3 else 3)))
 
     async def flow(page):
+        page.set_default_timeout(SLOW_MACHINE_TIMEOUT_MS)
         await login(page, live_server.url, "rita", "pw-123456")
         await page.goto(f"{live_server.url}/annotation/jobs/{job.pk}/results/")
         await screenshot(page, "job-results")

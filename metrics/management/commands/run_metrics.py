@@ -1,9 +1,10 @@
 """``python manage.py run_metrics --campaign NAME [--static-run ID] --metrics NAME,...|--preset
 msde16 [--metric-settings JSON] [--include-submitted] [--name NAME] [--wait]``.
 
-The settings option is not called ``--settings``: manage.py reads every ``--settings`` as the
-Django settings module before any command runs. Creates a metric run (the same service as the UI and the API) whose chunks Celery workers score;
-``--wait`` follows its progress until it ends and exits non-zero unless it is done.
+Creates a metric run (the same service as the UI and the API) whose chunks Celery workers score;
+``--wait`` follows its progress until it ends and exits non-zero unless it is done. The settings
+option is not called ``--settings``: manage.py takes every ``--settings`` as the Django settings
+module before any command runs.
 """
 
 from __future__ import annotations

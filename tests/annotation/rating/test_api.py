@@ -26,7 +26,7 @@ def test_a_researcher_scripts_a_job_and_an_expert_rates_through_the_api(research
         format="json",
     )
     assert refused.status_code == 400
-    assert "needs at least 5 raters per item, got 3" in refused.json()["detail"]
+    assert "要求每条至少 5 人评分，当前为 3" in refused.json()["detail"]
     bad_settings = api.post(
         "/api/rating-jobs/",
         {

@@ -121,7 +121,7 @@ def _active(job):
 
 
 @pytest.mark.django_db
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n_dialogues=st.integers(1, 9), n_raters=st.integers(3, 6), seed=st.integers(0, 99))
 def test_database_assignment_respects_collectors_and_rejecting_reviewers(
     n_dialogues, n_raters, seed

@@ -133,7 +133,7 @@ def test_review_page_accepts_with_a_decision_and_refuses_a_bare_rejection(expert
     assert dialogue.backend.name not in page.content.decode()
     refused = expert_client.post(url, {"decision": "reject"})
     assert refused.status_code == 400
-    assert "a rejection needs at least one reason" in refused.content.decode()
+    assert "退回时至少要选一个理由或写一段说明" in refused.content.decode()
     accepted = expert_client.post(url, {"decision": "accept"})
     assert accepted.status_code == 302
     dialogue.refresh_from_db()
@@ -160,7 +160,7 @@ def test_a_researcher_creates_opens_and_blocks_through_the_pages(researcher_clie
     }
     refused = researcher_client.post(reverse("annotation:job-create"), form)
     assert refused.status_code == 400
-    assert "needs at least 3 raters per item, got 2" in refused.content.decode()
+    assert "要求每条至少 3 人评分，当前为 2" in refused.content.decode()
     assert not RatingJob.objects.exists()
     form["raters_per_dialogue"] = 3
     created = researcher_client.post(reverse("annotation:job-create"), form)
@@ -216,3 +216,14 @@ def test_live_rating_only_by_the_dialogues_worker():
     user_turn = dialogue.turns.get(index=0)
     user_url = reverse("annotation:live-turn-rating", args=[user_turn.pk])
     assert client.post(user_url, {"relevance_topic": "1"}).status_code == 422
+
+
+@pytest.mark.django_db
+def test_the_annotation_page_shows_the_rubric_in_english_for_english_readers():
+    job, _, (rater,) = _open_job()
+    assignment = Assignment.objects.get(job=job)
+    client = _client(rater)
+    client.cookies["django_language"] = "en"
+    html = client.get(reverse("annotation:annotate-item", args=[assignment.pk])).content.decode()
+    assert "Information richness" in html and "Poor: no knowledge is mentioned." in html
+    assert "丰富度" not in html

@@ -58,9 +58,9 @@ def test_quality_settings_are_validated_by_key():
     with pytest.raises(QualitySettingsError) as error:
         QualitySettings.parse({"gold_rate": 0.9, "colour": "red", "pattern_min_items": 1})
     message = str(error.value)
-    assert "quality_settings.colour: unknown setting" in message
-    assert "quality_settings.gold_rate: must be between 0 and 0.5" in message
-    assert "quality_settings.pattern_min_items: must be a whole number ≥ 3" in message
+    assert "quality_settings.colour：未知的设置" in message
+    assert "quality_settings.gold_rate：必须在 0 到 0.5 之间" in message
+    assert "quality_settings.pattern_min_items：必须是 ≥ 3 的整数" in message
 
 
 @pytest.mark.django_db
@@ -159,7 +159,7 @@ def test_gold_answers_are_validated_against_the_rubric():
     campaign = CampaignFactory()
     dialogue = dialogue_with_turns(campaign=campaign)
     job = _job(campaign, experts(1))
-    with pytest.raises(RatingJobError, match=r"answers\[0\]: info: expected a whole number"):
+    with pytest.raises(RatingJobError, match=r"answers\[0\]：评分量表不接受这个答案：info: expected a whole number"):
         gold_item_set(
             job=job,
             dialogue=dialogue,
@@ -168,3 +168,21 @@ def test_gold_answers_are_validated_against_the_rubric():
         )
     assert not GoldItem.objects.exists()
     assert not Rating.objects.exists()
+
+
+@pytest.mark.django_db
+def test_expired_screening_items_are_given_back_to_the_same_rater():
+    from annotation.services.assignments import expire_overdue
+
+    campaign = CampaignFactory()
+    (rater,) = experts(1)
+    screening = dialogue_with_turns(campaign=campaign)
+    dialogue_with_turns(campaign=campaign)
+    job = _job(campaign, [rater], deadline_hours=1)
+    gold_item_set(job=job, dialogue=screening, purpose="onboarding", answers=GOLD)
+    job_open(job=job)
+    expire_overdue(job=job, now=timezone.now() + timedelta(hours=2))
+    item = next_assignment(job=job, rater=rater)
+    assert item is not None and item.kind == Assignment.Kind.ONBOARDING
+    assert item.status == Assignment.Status.PENDING
+    assert item.due_at > timezone.now()

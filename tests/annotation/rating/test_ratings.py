@@ -73,7 +73,7 @@ def test_answers_are_revised_until_submit_and_submit_names_what_is_missing():
     submitted = assignment_submit(assignment=assignment, user=rater)
     assert submitted.status == Assignment.Status.SUBMITTED
     assert submitted.started_at is not None and submitted.submitted_at is not None
-    with pytest.raises(AnswerError, match="can no longer change"):
+    with pytest.raises(AnswerError, match="答案不能再修改"):
         rating_save(assignment=assignment, user=rater, question="info", value=0)
     assert Rating.objects.get(assignment=assignment, question="info").value == 2.0
 
@@ -81,7 +81,7 @@ def test_answers_are_revised_until_submit_and_submit_names_what_is_missing():
 @pytest.mark.django_db
 def test_gate_questions_come_first_and_a_failed_gate_needs_no_second_level():
     assignment, rater = _assignment("yesno-single-turn")
-    with pytest.raises(AnswerError, match="answer the first-level question 'grammatical' first"):
+    with pytest.raises(AnswerError, match="请先回答第一级问题「grammatical」"):
         rating_save(assignment=assignment, user=rater, question="relevance_content", value="yes")
     rating_save(assignment=assignment, user=rater, question="grammatical", value="yes")
     rating_save(assignment=assignment, user=rater, question="unacceptable", value="no")
@@ -91,7 +91,7 @@ def test_gate_questions_come_first_and_a_failed_gate_needs_no_second_level():
     rating_save(assignment=assignment, user=rater, question="unacceptable", value="yes")
     assert not Rating.objects.filter(assignment=assignment, question="relevance_content").exists()
     assert missing_answers(assignment) == []
-    with pytest.raises(AnswerError, match="first-level question 'unacceptable' failed"):
+    with pytest.raises(AnswerError, match="第一级问题「unacceptable」未通过"):
         rating_save(assignment=assignment, user=rater, question="emotion_tone", value="yes")
     assert assignment_submit(assignment=assignment, user=rater).status == "submitted"
 
@@ -100,7 +100,7 @@ def test_gate_questions_come_first_and_a_failed_gate_needs_no_second_level():
 def test_turn_level_questions_need_a_model_turn_of_the_dialogue():
     assignment, rater = _assignment("yesno-multi-turn")
     user_turn = assignment.dialogue.turns.get(index=0)
-    with pytest.raises(AnswerError, match="is not a model turn of this dialogue"):
+    with pytest.raises(AnswerError, match="不是这段对话的模型回复"):
         rating_save(
             assignment=assignment,
             user=rater,
@@ -128,7 +128,7 @@ def test_an_expert_cannot_save_into_another_experts_assignment_or_rate_their_own
     # An assignment on a dialogue the rater collected (made by hand: generation never does it).
     assignment.dialogue.worker = rater
     assignment.dialogue.save()
-    with pytest.raises(PermissionDenied, match="collected"):
+    with pytest.raises(PermissionDenied, match="自己收集的对话"):
         rating_save(assignment=assignment, user=rater, question="info", value=1)
     assert not Rating.objects.exists()
 

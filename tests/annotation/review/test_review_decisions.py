@@ -91,7 +91,7 @@ def test_a_reviewer_never_reviews_their_own_dialogue_or_twice():
     ReviewPolicy.objects.create(campaign=campaign, reviewers_per_dialogue=2)
     other = dialogue_with_turns(campaign=campaign, status=Dialogue.Status.SUBMITTED)
     review_submit(dialogue=other, reviewer=expert, decision="accept")
-    with pytest.raises(ReviewError, match="already reviewed"):
+    with pytest.raises(ReviewError, match="您已经审核过对话"):
         review_submit(dialogue=other, reviewer=expert, decision="accept")
     assert Review.objects.filter(dialogue=other).count() == 1
 
@@ -100,10 +100,10 @@ def test_a_reviewer_never_reviews_their_own_dialogue_or_twice():
 @pytest.mark.parametrize(
     ("decision", "reasons", "comment", "message"),
     [
-        ("reject", [], "", "reasons: a rejection needs at least one reason"),
-        ("reject", ["rude"], "", "reasons: unknown reason 'rude'"),
-        ("accept", ["fluent"], "", "reasons: an accepted dialogue takes no rejection reasons"),
-        ("maybe", [], "", "decision: must be accept or reject"),
+        ("reject", [], "", "reasons：退回时至少要选一个理由或写一段说明"),
+        ("reject", ["rude"], "", "reasons：未知的退回理由 'rude'"),
+        ("accept", ["fluent"], "", "reasons：通过的对话不能带退回理由"),
+        ("maybe", [], "", "decision：必须是 accept（通过）或 reject（退回）"),
     ],
 )
 def test_bad_reviews_are_refused_and_nothing_is_saved(decision, reasons, comment, message):
@@ -122,5 +122,5 @@ def test_bad_reviews_are_refused_and_nothing_is_saved(decision, reasons, comment
 def test_only_submitted_dialogues_are_reviewed():
     (expert,) = experts(1)
     dialogue = dialogue_with_turns(status=Dialogue.Status.IN_PROGRESS)
-    with pytest.raises(ReviewError, match="only submitted dialogues"):
+    with pytest.raises(ReviewError, match="只有已提交的对话可以审核"):
         review_submit(dialogue=dialogue, reviewer=expert, decision="accept")

@@ -190,7 +190,7 @@ def test_a_missing_api_key_variable_is_a_config_error(fake_openai: FakeOpenAI) -
 
 
 def test_the_concurrency_limit_holds_on_one_event_loop(fake_openai: FakeOpenAI) -> None:
-    fake_openai.set_behaviour(reply="一二三四", token_delay=0.03)
+    fake_openai.set_behaviour(reply="一二三四", token_delay=0.1)
     backend = _backend(fake_openai, concurrency_limit=2)
     request = _request(backend)
 
@@ -207,12 +207,15 @@ def test_the_concurrency_limit_holds_on_one_event_loop(fake_openai: FakeOpenAI) 
 def test_the_concurrency_limit_holds_across_sync_callers_in_threads(
     fake_openai: FakeOpenAI,
 ) -> None:
-    fake_openai.set_behaviour(reply="一二三四", token_delay=0.03)
+    # Long enough replies that the threads surely overlap on a busy machine.
+    fake_openai.set_behaviour(reply="一二三四", token_delay=0.2)
     backend = _backend(fake_openai, concurrency_limit=3)
     request = _request(backend)
     results: list[str] = []
+    start = threading.Barrier(8)
 
     def call() -> None:
+        start.wait()
         results.append(complete_reply_sync(backend=backend, request=request).text)
 
     threads = [threading.Thread(target=call) for _ in range(8)]

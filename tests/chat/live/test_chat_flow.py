@@ -98,7 +98,7 @@ def test_a_reload_during_the_reply_continues_the_same_generation(
 ):
     chat = make_chat()
     cookies = session_cookies(chat.worker)
-    fake_openai.set_behaviour(reply=REPLY, stall_after_tokens=4, stall_s=1.0)
+    fake_openai.set_behaviour(reply=REPLY, stall_after_tokens=4, stall_s=3.0)
 
     async def leave_early():
         async with browser(asgi_server, cookies) as client:

@@ -109,6 +109,8 @@ def test_the_create_form_names_a_bad_upload_line(researcher_client):
 
 def test_detail_page_polls_while_running_and_shows_the_system_table(researcher_client, scored_run):
     url = reverse("metrics:metric-run-detail", args=[scored_run.pk])
+    listing = researcher_client.get(reverse("metrics:metric-run-list")).content.decode()
+    assert "页面" in listing and url in listing
     page = researcher_client.get(url).content.decode()
     assert 'hx-trigger="every 1s"' not in page  # done: no more polling
     assert "系统甲" in page and "系统乙" in page and "bleu-2|nrefs:1" in page

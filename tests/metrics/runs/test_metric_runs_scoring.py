@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from chat.models import Campaign, Dialogue
+from chat.models import Campaign, Dialogue, Turn
 from metrics.models import JobStatus, MetricRun, MetricScore
 from metrics.services import metric_runs as services
 from tests.metrics.runs.expected import expected_scores, stored_scores
@@ -241,3 +241,82 @@ def test_dialogue_level_metrics_score_each_dialogue_as_a_whole(researcher, tmp_p
         )
     turn_values = dict(run.scores.filter(level="turn").values_list("turn_id", "value"))
     assert len(turn_values) == 2 * 2 * 2
+
+
+def test_english_neural_metrics_run_offline_on_the_packaged_minilm(researcher):
+    study = make_study(dialogues_per_cell=1, skills=("knowledge",))
+    for turn in Turn.objects.filter(dialogue__in=study.dialogues, speaker="system"):
+        turn.text, turn.references = "The cat sat on the mat.", ["A cat was sitting on the mat."]
+        turn.save()
+    run = services.metric_run_create(
+        name="en",
+        campaign=study.campaign,
+        metrics=["sentence-cosine", "bertscore-f1"],
+        settings={"lang": "en"},
+        created_by=researcher,
+    )
+    run_all_chunks(run)
+    assert run.unavailable == {}
+    assert "model:sentence-transformers/all-MiniLM-L6-v2" in run.signatures["sentence-cosine"]
+    values = list(run.scores.filter(level="turn").values_list("value", flat=True))
+    assert len(values) == 2 * 2 * 2 and all(0.5 < v <= 1.0 for v in values)
+
+
+def test_model_heavy_chunks_go_to_the_gpu_queue_only_with_cuda(monkeypatch):
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    assert services.chunk_queue("neural") == "metrics"
+    monkeypatch.setattr("torch.cuda.is_available", lambda: True)
+    assert [services.chunk_queue(f) for f in ("neural", "follow-up", "bleu")] == [
+        "gpu",
+        "gpu",
+        "metrics",
+    ]
+
+
+def test_a_static_run_target_scores_only_each_answer_not_the_copied_context(researcher):
+    from chat.models import StaticRun
+    from tests.chat.factories import BackendFactory, DatasetFactory, DialogueFactory, TurnFactory
+
+    campaign = make_study(dialogues_per_cell=1).campaign  # other dialogues: not in the run
+    static = StaticRun.objects.create(name="静态", campaign=campaign, dataset=DatasetFactory())
+    backend = BackendFactory(name="静态系统")
+    answers = []
+    for n in range(3):
+        dialogue = DialogueFactory(
+            campaign=campaign, backend=backend, static_run=static, status="accepted"
+        )
+        for index, (speaker, text) in enumerate(
+            [("user", "你好"), ("system", "你好呀"), ("user", f"第{n}个问题？")]
+        ):
+            TurnFactory(dialogue=dialogue, index=index, speaker=speaker, text=text)
+        answers.append(
+            TurnFactory(
+                dialogue=dialogue,
+                index=3,
+                speaker="system",
+                text=f"这是第{n}个回答",
+                references=[f"第{n}个参考回答"],
+            )
+        )
+    run = services.metric_run_create(
+        name="静态", static_run=static, metrics=["f1", "length"], created_by=researcher
+    )
+    assert run.target == MetricRun.Target.STATIC_RUN and run.campaign == campaign
+    run_all_chunks(run)
+    turns = set(run.scores.filter(level="turn").values_list("turn_id", flat=True))
+    assert turns == {t.pk for t in answers}
+    expected = services.score(
+        ["length"], [t.text for t in answers], None, [["你好", "你好呀", "?"]] * 3
+    )["length"]
+    system = run.scores.get(level="system", metric="length", group="knowledge")
+    assert system.value == pytest.approx(expected.corpus)
+
+
+def test_an_oversized_upload_is_refused(researcher, settings):
+    settings.DATASET_UPLOAD_MAX_BYTES = 1 << 20
+    lines = [f'{{"id": {n}, "hypothesis": "好", "references": ["好的"]}}' for n in range(40_000)]
+    big = _upload("\n".join(lines))
+    with pytest.raises(services.MetricRunError, match="larger than 1 MiB") as caught:
+        services.metric_run_create(name="u", upload=big, metrics=["f1"])
+    assert caught.value.field == "file"
+    assert not MetricRun.objects.exists()

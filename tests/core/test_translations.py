@@ -1,0 +1,242 @@
+"""The English catalogue is complete, compiled, and the English UI shows no untranslated Chinese.
+
+The interface is written in Simplified Chinese; English comes from locale/en/LC_MESSAGES/django.po
+and its compiled django.mo (both committed). These tests use only the standard library (polib is
+not a project dependency): a small parser for the .po file and gettext.GNUTranslations for the .mo.
+"""
+
+from __future__ import annotations
+
+import ast
+import gettext
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+
+from tests.chat.campaigns.factories import study
+from tests.chat.factories import BackendFactory, DatasetFactory
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PO_PATH = REPO_ROOT / "locale" / "en" / "LC_MESSAGES" / "django.po"
+MO_PATH = PO_PATH.with_suffix(".mo")
+
+# CJK ideographs, CJK punctuation (、。「」…) and full-width forms (（），：).
+CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]+")
+PLACEHOLDER = re.compile(r"%\(\w+\)[sdfr]|%[sd]|%%")
+# Language names are conventionally shown in their own script (endonyms) in pickers.
+ENDONYM_OPTION = re.compile(r"<option\b[^>]*>\s*(?:中文|简体中文|日本語)\s*</option>")
+
+
+@dataclass
+class Entry:
+    msgctxt: str | None = None
+    msgid: str = ""
+    msgid_plural: str | None = None
+    msgstr: dict[int, str] = field(default_factory=dict)
+    flags: set[str] = field(default_factory=set)
+    line: int = 0
+
+
+def parse_po(path: Path) -> list[Entry]:
+    """The live entries of a .po file (obsolete `#~` entries are skipped), header included."""
+    entries: list[Entry] = []
+    current: Entry | None = None
+    target: tuple[str, int | None] | None = None  # which field a continuation line extends
+
+    def finish() -> None:
+        nonlocal current
+        if current is not None:
+            entries.append(current)
+        current = None
+
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#~"):
+            continue
+        if line.startswith("#"):
+            if current is not None and current.msgstr:
+                finish()
+            if current is None:
+                current = Entry(line=number)
+            if line.startswith("#,"):
+                current.flags |= {f.strip() for f in line[2:].split(",") if f.strip()}
+            continue
+        keyword, _, rest = line.partition(" ")
+        if line.startswith('"'):
+            assert current is not None and target is not None, f"{path}:{number}: stray string"
+            keyword, rest = "", line
+        text = ast.literal_eval(rest) if rest else ""
+        if keyword in ("msgctxt", "msgid") and current is not None and current.msgstr:
+            finish()
+        if current is None:
+            current = Entry(line=number)
+        if keyword == "msgctxt":
+            current.msgctxt, target = text, ("msgctxt", None)
+        elif keyword == "msgid":
+            current.msgid, target = text, ("msgid", None)
+        elif keyword == "msgid_plural":
+            current.msgid_plural, target = text, ("msgid_plural", None)
+        elif keyword.startswith("msgstr"):
+            index = int(keyword[7:-1]) if keyword.startswith("msgstr[") else 0
+            current.msgstr[index], target = text, ("msgstr", index)
+        elif keyword == "":
+            name, index = target
+            if name == "msgstr":
+                current.msgstr[index] += text
+            else:
+                setattr(current, name, (getattr(current, name) or "") + text)
+        else:
+            raise AssertionError(f"{path}:{number}: cannot parse {raw!r}")
+    finish()
+    return entries
+
+
+def messages() -> list[Entry]:
+    """The catalogue's messages, without the header entry (msgid "")."""
+    return [e for e in parse_po(PO_PATH) if e.msgid]
+
+
+def describe(entry: Entry) -> str:
+    return f"line {entry.line}: {entry.msgid!r}"
+
+
+def test_the_catalogue_parses_and_has_messages():
+    entries = parse_po(PO_PATH)
+    assert entries[0].msgid == "" and "charset=UTF-8" in entries[0].msgstr[0]
+    assert len(entries) > 100
+
+
+def test_every_english_message_is_translated_and_not_fuzzy():
+    untranslated = [describe(e) for e in messages() if not all(e.msgstr.values())]
+    fuzzy = [describe(e) for e in messages() if "fuzzy" in e.flags]
+    assert not untranslated, "untranslated entries in django.po:\n" + "\n".join(untranslated)
+    assert not fuzzy, "fuzzy entries in django.po:\n" + "\n".join(fuzzy)
+
+
+def test_plural_entries_have_both_english_forms():
+    incomplete = [
+        describe(e) for e in messages() if e.msgid_plural is not None and sorted(e.msgstr) != [0, 1]
+    ]
+    assert not incomplete, "\n".join(incomplete)
+
+
+def test_translations_keep_the_placeholders():
+    wrong = []
+    for entry in messages():
+        expected = sorted(PLACEHOLDER.findall(entry.msgid))
+        for form, text in entry.msgstr.items():
+            source = entry.msgid if form == 0 or entry.msgid_plural is None else entry.msgid_plural
+            if sorted(PLACEHOLDER.findall(text)) != sorted(PLACEHOLDER.findall(source)):
+                wrong.append(f"{describe(entry)} -> {text!r} (expected {expected})")
+    assert not wrong, "placeholders differ:\n" + "\n".join(wrong)
+
+
+def test_translations_contain_no_chinese():
+    leftover = [
+        f"{describe(e)} -> {text!r}"
+        for e in messages()
+        for text in e.msgstr.values()
+        if CJK.search(text)
+    ]
+    assert not leftover, "\n".join(leftover)
+
+
+def test_the_compiled_catalogue_matches_the_po_file():
+    """django.mo must be recompiled after every change to django.po (compilemessages)."""
+    with MO_PATH.open("rb") as handle:
+        compiled = gettext.GNUTranslations(handle)
+    stale = []
+    for entry in messages():
+        if entry.msgid_plural is not None:
+            got = [compiled.ngettext(entry.msgid, entry.msgid_plural, n) for n in (1, 2)]
+            want = [entry.msgstr[0], entry.msgstr[1]]
+        elif entry.msgctxt is not None:
+            got, want = compiled.pgettext(entry.msgctxt, entry.msgid), entry.msgstr[0]
+        else:
+            got, want = compiled.gettext(entry.msgid), entry.msgstr[0]
+        if got != want:
+            stale.append(describe(entry))
+    assert not stale, "django.mo is out of date; run compilemessages:\n" + "\n".join(stale[:20])
+
+
+@pytest.mark.skipif(shutil.which("msgfmt") is None, reason="msgfmt (GNU gettext) is not installed")
+def test_msgfmt_accepts_the_catalogue():
+    result = subprocess.run(
+        ["msgfmt", "--check-format", "--statistics", "-o", "/dev/null", str(PO_PATH)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "LC_ALL": "C"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "fuzzy" not in result.stderr and "untranslated" not in result.stderr, result.stderr
+
+
+# --- The English UI ------------------------------------------------------------------------------
+
+RESEARCHER_PAGES = [
+    "home",
+    "chat:dataset-list",
+    "chat:dataset-upload",
+    "chat:backend-list",
+    "chat:campaign-list",
+    "chat:campaign-create",
+    "chat:static-run-list",
+    "chat:static-run-create",
+    "chat:dialogue-import",
+    "annotation:rubric-list",
+    "annotation:rubric-create",
+    "annotation:job-list",
+    "annotation:ratings-import",
+    "metrics:metric-run-list",
+    "metrics:report-list",
+    "metrics:report-create",
+    "metrics:score-import",
+    "metrics:discriminator-list",
+    "metrics:discriminator-create",
+    "metrics:followup-list",
+]
+
+
+def untranslated_text(html: str) -> list[str]:
+    """CJK runs left in a page, with some context, outside the language switch and endonyms."""
+    html = re.sub(r'<select id="lang-select".*?</select>', "", html, flags=re.S)
+    html = ENDONYM_OPTION.sub("", html)
+    return [html[max(0, m.start() - 40) : m.end() + 10] for m in CJK.finditer(html)]
+
+
+@pytest.fixture
+def english_researcher(db, researcher_client):
+    # Some rows, named in ASCII, so the tables render their English column labels and statuses.
+    BackendFactory(name="demo-backend")
+    DatasetFactory(name="demo-dataset")
+    study(backends=1, scenarios={"knowledge": 1})
+    response = researcher_client.post(reverse("set_language"), {"language": "en", "next": "/"})
+    assert response.status_code == 302
+    return researcher_client
+
+
+@pytest.mark.parametrize("name", RESEARCHER_PAGES)
+def test_researcher_pages_in_english_show_no_chinese(english_researcher, name):
+    response = english_researcher.get(reverse(name))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert '<html lang="en">' in html
+    leftover = untranslated_text(html)
+    assert not leftover, f"untranslated text on {reverse(name)}:\n" + "\n".join(leftover)
+
+
+def test_the_english_home_reads_in_english(english_researcher):
+    html = english_researcher.get(reverse("home")).content.decode()
+    assert "Researcher workspace" in html
+    assert "Campaigns" in html
+
+
+def test_switching_back_to_chinese_restores_the_source_strings(english_researcher):
+    english_researcher.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
+    assert "研究者工作台" in english_researcher.get(reverse("home")).content.decode()
