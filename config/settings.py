@@ -196,6 +196,16 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Several models have a `status` field with different choices; name each set.
+    "ENUM_NAME_OVERRIDES": {
+        "JobStatusEnum": "metrics.models.JobStatus",
+        "DialogueStatusEnum": "chat.models.Dialogue.Status",
+        "CampaignStatusEnum": "chat.models.Campaign.Status",
+        "StaticRunStatusEnum": "chat.models.StaticRun.Status",
+        "StaticRunItemStatusEnum": "chat.models.StaticRunItem.Status",
+        "RatingJobStatusEnum": "annotation.models.RatingJob.Status",
+        "AssignmentStatusEnum": "annotation.models.Assignment.Status",
+    },
 }
 
 # --- Models on disk -----------------------------------------------------------------------

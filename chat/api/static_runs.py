@@ -16,7 +16,7 @@ from chat.selectors import static_runs as selectors
 from chat.services import static_runs as services
 
 
-class ProgressOutput(serializers.Serializer):
+class StaticRunProgressOutput(serializers.Serializer):
     total = serializers.IntegerField()
     done = serializers.IntegerField()
     failed = serializers.IntegerField()
@@ -53,7 +53,7 @@ class StaticRunOutput(serializers.ModelSerializer):
             "finished_at",
         ]
 
-    @extend_schema_field(ProgressOutput)
+    @extend_schema_field(StaticRunProgressOutput)
     def get_progress(self, run: StaticRun) -> dict[str, int]:
         counts = selectors.static_run_counts(run=run)
         return {

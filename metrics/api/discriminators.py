@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -47,9 +48,11 @@ class DiscriminatorInput(serializers.Serializer):
 
 
 class DiscriminatorListApi(APIView):
+    @extend_schema(operation_id="discriminators_list", responses=DiscriminatorOutput(many=True))
     def get(self, request: Request) -> Response:
         return Response(DiscriminatorOutput(selectors.discriminator_list(), many=True).data)
 
+    @extend_schema(request=DiscriminatorInput, responses={201: DiscriminatorOutput})
     def post(self, request: Request) -> Response:
         payload = DiscriminatorInput(data=request.data)
         payload.is_valid(raise_exception=True)
@@ -70,6 +73,7 @@ class DiscriminatorListApi(APIView):
 
 
 class DiscriminatorDetailApi(APIView):
+    @extend_schema(responses=DiscriminatorOutput)
     def get(self, request: Request, pk: int) -> Response:
         version = get_object_or_404(selectors.discriminator_list(), pk=pk)
         return Response(DiscriminatorOutput(version).data)
