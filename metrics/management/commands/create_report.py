@@ -1,0 +1,76 @@
+"""`manage.py create_report --name N --metric-runs 3,4 --rating-jobs 2 --level system [--wait]`.
+
+A correlation report on platform data, validated like the report form and `POST /api/reports/`;
+the work runs on a worker (`--wait` follows it and prints where the files are). For scores that
+are not in the platform, use `correlate` (two CSV files, no server).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+
+from metrics.models import JobStatus, Report
+from metrics.services.reports import ReportConfigError, report_create
+
+
+def _ids(value: str, option: str) -> list[int]:
+    try:
+        return [int(part) for part in value.split(",") if part.strip()]
+    except ValueError as exc:
+        raise CommandError(f"{option}: expected comma-separated ids, got {value!r}") from exc
+
+
+def _names(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+class Command(BaseCommand):
+    help = "Create a correlation report from metric runs and rating jobs."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--name", required=True)
+        parser.add_argument("--metric-runs", required=True, help="comma-separated run ids")
+        parser.add_argument("--rating-jobs", required=True, help="comma-separated job ids")
+        parser.add_argument("--level", default="system", choices=("turn", "dialogue", "system"))
+        parser.add_argument("--grouping", default="skill", help="skill, dataset or none")
+        parser.add_argument("--methods", default="pearson,spearman")
+        parser.add_argument("--metrics", default="", help="subset of metric names (default all)")
+        parser.add_argument("--dimensions", default="", help="subset of dimensions (default all)")
+        parser.add_argument("--bootstrap", type=int, default=1000)
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--wait", action="store_true", help="wait until it is computed")
+        parser.add_argument("--timeout", type=float, default=3600.0, help="seconds for --wait")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        config = {
+            "metric_runs": _ids(options["metric_runs"], "--metric-runs"),
+            "rating_jobs": _ids(options["rating_jobs"], "--rating-jobs"),
+            "level": options["level"],
+            "grouping": options["grouping"],
+            "methods": _names(options["methods"]),
+            "metrics": _names(options["metrics"]),
+            "dimensions": _names(options["dimensions"]),
+            "bootstrap": options["bootstrap"],
+            "seed": options["seed"],
+        }
+        try:
+            with transaction.atomic():
+                report = report_create(name=options["name"], config=config)
+        except ReportConfigError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"created report {report.name!r} (id {report.pk})")
+        if not options["wait"]:
+            return
+        deadline = time.monotonic() + options["timeout"]
+        while report.status in (JobStatus.PENDING, JobStatus.RUNNING):
+            if time.monotonic() > deadline:
+                raise CommandError(f"report {report.pk} is still {report.status}; is a worker up?")
+            time.sleep(1.0)
+            report = Report.objects.get(pk=report.pk)
+        if report.status != JobStatus.DONE:
+            raise CommandError(f"report {report.pk} {report.status}: {report.error}")
+        self.stdout.write(f"done: files in {report.files_dir}")
