@@ -103,8 +103,20 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     )
     DATABASES["default"].setdefault("TEST", {})["NAME"] = str(VAR_DIR / "test-platform.sqlite3")
 else:
-    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # Under ASGI each request runs in its own thread, so a persistent connection is rarely reused:
+    # close it after the request, or share a psycopg pool (DATABASE_POOL_MAX_SIZE > 0), which
+    # makes bursts of users wait for a connection instead of exhausting the server's limit.
+    pool_size = env.int("DATABASE_POOL_MAX_SIZE", default=0)
+    if pool_size > 0:
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": 1,
+            "max_size": pool_size,
+            "timeout": env.float("DATABASE_POOL_TIMEOUT", default=30.0),
+        }
+        DATABASES["default"]["CONN_MAX_AGE"] = 0
+    else:
+        DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=0))
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Celery -------------------------------------------------------------------------------

@@ -75,7 +75,7 @@ def annotate_answer(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         turn_id = int(turn) if turn is not None else None
     except ValueError:
-        turn_id, error = None, f"turn: not a turn id: {turn!r}"
+        turn_id, error = None, _("turn：不是轮次 ID：%(turn)r") % {"turn": turn}
     else:
         error = ""
     if not error:
@@ -88,7 +88,7 @@ def annotate_answer(request: HttpRequest, pk: int) -> HttpResponse:
                 turn_id=turn_id,
             )
         except AnswerError as exc:
-            error = str(exc)
+            error = services.answer_error_text(exc)
     if not request.htmx:
         if error:
             messages.error(request, error)
@@ -108,7 +108,7 @@ def annotate_submit(request: HttpRequest, pk: int) -> HttpResponse:
     except services.IncompleteError as exc:
         error = _("还有未回答的问题：%(missing)s") % {"missing": "、".join(exc.missing)}
     except AnswerError as exc:
-        error = str(exc)
+        error = services.answer_error_text(exc)
     else:
         return redirect("annotation:annotate-next", job_id=assignment.job_id)
     context = _page(request, assignment, submit_error=error)

@@ -83,7 +83,7 @@ def _detail_context(
     *,
     gold_form: GoldItemForm | None = None,
     quality_form: QualitySettingsForm | None = None,
-    gold_notice: str = "",
+    notices: dict[str, dict[str, Any]] | None = None,
 ) -> dict:
     flags = quality.flags_by_rater(quality.job_flags(job))
     progress = selectors.job_progress(job)
@@ -98,7 +98,7 @@ def _detail_context(
         "quality_form": quality_form or QualitySettingsForm.for_settings(settings),
         "gold_form": gold_form or _gold_form(job),
         "gold_items": selectors.gold_items(job),
-        "gold_notice": gold_notice,
+        "notices": notices or {},
     }
 
 
@@ -119,18 +119,26 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _section(
-    request: HttpRequest, job: RatingJob, partial: str, status: int, **forms: Any
+    request: HttpRequest,
+    job: RatingJob,
+    partial: str,
+    *,
+    notice: str = "",
+    error: str = "",
+    **forms: Any,
 ) -> HttpResponse:
-    """A section after a POST: the partial for htmx; without it the whole page (with errors)
-    or, when it worked, a redirect to it."""
+    """A section after a POST. With htmx: the section alone, saying what happened. Without:
+    a redirect to the page with the message, or the whole page with the form's errors."""
+    status = 422 if error or any(f.errors for f in forms.values()) else 200
     if request.htmx:
-        return render(
-            request,
-            f"annotation/job_detail.html#{partial}",
-            _detail_context(job, **forms),
-            status=status,
-        )
-    if status == 200:
+        said = {"text": error or notice, "error": bool(error)}
+        context = _detail_context(job, notices={partial: said}, **forms)
+        return render(request, f"annotation/job_detail.html#{partial}", context, status=status)
+    if status == 200 or not forms:
+        if error:
+            messages.error(request, error)
+        elif notice:
+            messages.success(request, notice)
         return redirect(reverse("annotation:job-detail", args=[job.pk]) + f"#{partial}")
     return render(
         request, "annotation/job_detail.html", _detail_context(job, **forms), status=status
@@ -149,9 +157,8 @@ def job_quality(request: HttpRequest, pk: int) -> HttpResponse:
         except assignment_services.RatingJobError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, _("质量设置已保存。"))
-            return _section(request, job, "quality", 200)
-    return _section(request, job, "quality", 422, quality_form=form)
+            return _section(request, job, "quality", notice=_("质量设置已保存。"))
+    return _section(request, job, "quality", quality_form=form)
 
 
 def _attach_gold_error(
@@ -178,32 +185,22 @@ def job_gold(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "GET":
         return render(request, "annotation/job_detail.html#gold", _detail_context(job))
     form = _gold_form(job, request.POST)
-    if form.is_valid():
-        answers, names = form.answers()
-        try:
-            item = services.gold_item_set(
-                job=job,
-                dialogue=form.target,
-                purpose=form.cleaned_data["purpose"],
-                answers=answers,
-            )
-        except assignment_services.RatingJobError as exc:
-            _attach_gold_error(form, exc, names)
-        else:
-            notice = _("已保存对话 %(id)s 的 %(n)d 个已知答案（%(purpose)s）。") % {
-                "id": item.dialogue_id,
-                "n": len(item.answers),
-                "purpose": item.get_purpose_display(),
-            }
-            messages.success(request, notice)
-            if request.htmx:
-                return render(
-                    request,
-                    "annotation/job_detail.html#gold",
-                    _detail_context(job, gold_notice=notice),
-                )
-            return _section(request, job, "gold", 200)
-    return _section(request, job, "gold", 422, gold_form=form)
+    if not form.is_valid():
+        return _section(request, job, "gold", gold_form=form)
+    answers, names = form.answers()
+    try:
+        item = services.gold_item_set(
+            job=job, dialogue=form.target, purpose=form.cleaned_data["purpose"], answers=answers
+        )
+    except assignment_services.RatingJobError as exc:
+        _attach_gold_error(form, exc, names)
+        return _section(request, job, "gold", gold_form=form)
+    notice = _("已保存对话 %(id)s 的 %(n)d 个已知答案（%(purpose)s）。") % {
+        "id": item.dialogue_id,
+        "n": len(item.answers),
+        "purpose": item.get_purpose_display(),
+    }
+    return _section(request, job, "gold", notice=notice)
 
 
 @role_required(Role.RESEARCHER)
@@ -222,23 +219,13 @@ def job_gold_answers(request: HttpRequest, pk: int) -> HttpResponse:
 def job_gold_delete(request: HttpRequest, pk: int, item_id: int) -> HttpResponse:
     job = _job(pk)
     item = get_object_or_404(GoldItem, pk=item_id, job=job)
+    dialogue_id = item.dialogue_id
     try:
         services.gold_item_delete(job=job, item=item)
     except assignment_services.RatingJobError as exc:
-        messages.error(request, str(exc))
-        notice, status = str(exc), 422
-    else:
-        notice = _("已删除对话 %(id)s 的已知答案。") % {"id": item.dialogue_id}
-        messages.success(request, notice)
-        status = 200
-    if request.htmx:
-        return render(
-            request,
-            "annotation/job_detail.html#gold",
-            _detail_context(job, gold_notice=notice),
-            status=status,
-        )
-    return redirect(reverse("annotation:job-detail", args=[job.pk]) + "#gold")
+        return _section(request, job, "gold", error=str(exc))
+    notice = _("已删除对话 %(id)s 的已知答案。") % {"id": dialogue_id}
+    return _section(request, job, "gold", notice=notice)
 
 
 @role_required(Role.RESEARCHER)

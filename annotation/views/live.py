@@ -11,6 +11,7 @@ from django.views.decorators.http import require_http_methods
 from annotation.rubric_spec import AnswerError
 from annotation.selectors.rating import question_views
 from annotation.services import live as services
+from annotation.services.assignments import answer_error_text
 from chat.models import Turn
 from core.access import Role, role_required
 
@@ -34,7 +35,7 @@ def live_turn_rating(request: HttpRequest, turn_id: int) -> HttpResponse:
             services.live_rating_save(turn=turn, user=request.user, answers=answers)
             saved = True
     except AnswerError as exc:
-        error, status = str(exc), 422
+        error, status = answer_error_text(exc), 422
     questions, index = services.live_questions(turn=turn)
     given = {
         (key, turn.pk): _as_text(value)

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import certifi
 import httpx
 
 from chat.backends.base import BackendSpec
 from chat.backends.errors import BackendError
+
+# Building an SSL context loads the CA bundle (tens of ms of CPU): once per process, not per call.
+_SSL_CONTEXT = ssl.create_default_context(cafile=certifi.where())
 
 ERROR_BODY_CHARS = 300
 
@@ -87,7 +92,7 @@ async def open_stream(
     """POST `payload` and yield the streaming response; transport errors become BackendError."""
     try:
         async with (
-            httpx.AsyncClient(timeout=timeout_for(spec)) as client,
+            httpx.AsyncClient(timeout=timeout_for(spec), verify=_SSL_CONTEXT) as client,
             client.stream("POST", url, json=payload, headers=headers) as response,
         ):
             await raise_for_status(response, secret=secret)
