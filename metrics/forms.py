@@ -20,6 +20,7 @@ from metrics.scorers.base import (
 )
 from metrics.scorers.registry import METRICS
 from metrics.scorers.text import LANGUAGES, PROFILES, TOKENIZERS
+from metrics.selectors.discriminators import usable_discriminators
 from metrics.services.metric_runs import PRESET_LABELS, PRESETS
 
 SETTING_CHOICES: dict[str, tuple[str, ...]] = {
@@ -114,6 +115,17 @@ class MetricRunForm(forms.Form):
         for field in dataclasses.fields(Settings):
             self.fields[SETTING_PREFIX + field.name] = _setting_field(
                 field.name, hints[field.name], field.default
+            )
+        trained = [
+            (d.path, f"{d.name} · {d.config.get('preset', '')}") for d in usable_discriminators()
+        ]
+        if trained:
+            # Trained versions by name; a directory from elsewhere goes through the API or command.
+            self.fields[SETTING_PREFIX + "discriminator_model"] = forms.ChoiceField(
+                label="discriminator_model",
+                choices=[("", _("不使用")), *trained],
+                required=False,
+                help_text=_("学习型指标页面训练好的判别器版本"),
             )
 
     def setting_fields(self) -> list[forms.BoundField]:

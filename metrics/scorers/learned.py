@@ -80,9 +80,9 @@ def followup_label(batch: Batch) -> str:
     s = batch.settings
     items = ",".join(s.followup_items) if s.followup_items else "shipped"
     override = "yes" if s.followup_override else "no"
-    return (
-        f"model:{model_label(s.followup_model)}|unit:{batch.unit}|items:{items}|edited:{override}"
-    )
+    # The unit is not part of it: a run stores one signature per metric, and the score's level
+    # (turn: 8 turn-level items; dialogue: all 18) says which items were appended.
+    return f"model:{model_label(s.followup_model)}|items:{items}|edited:{override}"
 
 
 @functools.lru_cache(maxsize=MODELS_KEPT)
@@ -120,7 +120,10 @@ def discriminator_metrics(batch: Batch, names: Sequence[str]) -> dict[str, Compu
 def discriminator_label(batch: Batch) -> str:
     s = batch.settings
     blend = f"|blend:{s.ruber_blend}" if s.ruber_blend else ""
-    return f"model:{model_label(s.discriminator_model)}|query:last-turn{blend}"
+    path = Path(s.discriminator_model or "")
+    # A saved version's directory is named by its id: keep the parent to make the label readable.
+    label = f"{path.parent.name}/{path.name}" if path.is_absolute() else model_label(str(path))
+    return f"model:{label}|query:last-turn{blend}"
 
 
 def training_pairs(

@@ -206,3 +206,19 @@ def test_pages_and_api_are_for_researchers(
     detail = researcher_client.get(reverse("api-discriminator-detail", args=[created.json()["id"]]))
     assert detail.json()["name"] == "api"
     assert len(sent) == 8
+
+
+@pytest.mark.django_db
+def test_the_metric_run_form_offers_trained_versions(researcher_client, tmp_path):
+    dataset = toy_dataset(pairs=45)
+    TrainedDiscriminator.objects.create(
+        name="已训练",
+        dataset=dataset,
+        status=JobStatus.DONE,
+        path=str(tmp_path / "v1"),
+        config={"preset": "GRU-uni-MLP"},
+    )
+    TrainedDiscriminator.objects.create(name="训练中", dataset=dataset, status=JobStatus.RUNNING)
+    page = researcher_client.get(reverse("metrics:metric-run-create")).content.decode()
+    assert "已训练 · GRU-uni-MLP" in page and str(tmp_path / "v1") in page
+    assert "训练中" not in page

@@ -79,7 +79,8 @@ def test_bad_requests_name_the_field(lm_dir, tmp_path):
     with pytest.raises(services.SelectionError, match="language: follow-ups exist"):
         services.selection_create(**{**base, "dimension": "overall", "language": "fr"})
     with pytest.raises(services.SelectionError, match="model_path"):
-        services.selection_create(**{**base, "dimension": "overall", "model_path": str(tmp_path / "none")})
+        missing = str(tmp_path / "none")
+        services.selection_create(**{**base, "dimension": "overall", "model_path": missing})
     with pytest.raises(services.SelectionError, match="job: the job has 4 dialogue"):
         services.selection_create(**{**base, "dimension": "overall"})
 
