@@ -94,10 +94,7 @@ def celery_worker_process(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
-    time.sleep(1.0)
-    if proc.poll() is not None:
-        output = proc.stdout.read().decode() if proc.stdout else ""
-        pytest.fail(f"the Celery worker exited at start:\n{output}")
+    _wait_until_the_worker_answers(proc)
     try:
         yield proc
     finally:
@@ -106,3 +103,25 @@ def celery_worker_process(
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def _wait_until_the_worker_answers(proc: subprocess.Popen, timeout: float = 120.0) -> None:
+    """Block until the worker has booted and consumes its queues (importing torch and the metric
+    kernels takes seconds, more on a loaded machine), so tests never race its start-up."""
+    from celery.exceptions import TimeoutError as CeleryTimeout
+
+    from core.tasks import ping
+
+    result = ping.delay()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            output = proc.stdout.read().decode() if proc.stdout else ""
+            pytest.fail(f"the Celery worker exited at start:\n{output}")
+        try:
+            if result.get(timeout=1.0) == "pong":
+                return
+        except CeleryTimeout:
+            continue
+    proc.kill()
+    pytest.fail(f"the Celery worker did not answer a ping within {timeout:.0f} s")
