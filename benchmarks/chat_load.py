@@ -23,7 +23,7 @@ own, so a persistent connection is never reused (Django's advice for ASGI):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/platform_bench \\
     CELERY_BROKER_URL=redis://127.0.0.1:6379/5 CONN_MAX_AGE=0 \\
-    .venv/bin/python benchmarks/chat_load.py [--workers 100] [--turns 10] [--token-delay 0.01]
+    .venv/bin/python benchmarks/chat_load.py [--workers 100] [--turns 10] [--token-delay 0.02]
 """
 
 from __future__ import annotations
@@ -86,8 +86,16 @@ def create_study(*, workers: int, turns: int, base_url: str, tag: str) -> Study:
     from django.contrib.auth.models import Group, User
     from django.test import Client
 
-    from chat.models import Backend, Campaign, CampaignBackend, Dataset, Dialogue, Participant
-    from chat.models import Sample, Skill
+    from chat.models import (
+        Backend,
+        Campaign,
+        CampaignBackend,
+        Dataset,
+        Dialogue,
+        Participant,
+        Sample,
+        Skill,
+    )
 
     knowledge = Skill.objects.get(key="knowledge")
     backend = Backend.objects.create(

@@ -78,7 +78,7 @@ class ReportDetailOutput(ReportOutput):
         return report.results if report.status == JobStatus.DONE else None
 
 
-class ErrorOutput(serializers.Serializer):
+class ReportErrorOutput(serializers.Serializer):
     detail = serializers.CharField()
     errors = serializers.DictField(child=serializers.CharField())
 
@@ -86,7 +86,7 @@ class ErrorOutput(serializers.Serializer):
 class ReportListCreateApi(generics.ListAPIView):
     serializer_class = ReportOutput
 
-    class Input(serializers.Serializer):
+    class ReportInput(serializers.Serializer):
         name = serializers.CharField(max_length=services.NAME_MAX_LENGTH)
         config = serializers.DictField(
             help_text="metric_runs (ids), rating_jobs (ids), and optionally metrics, dimensions, "
@@ -98,11 +98,11 @@ class ReportListCreateApi(generics.ListAPIView):
         return selectors.report_list()
 
     @extend_schema(
-        request=Input,
-        responses={201: ReportOutput, 400: OpenApiResponse(ErrorOutput, "Bad configuration")},
+        request=ReportInput,
+        responses={201: ReportOutput, 400: OpenApiResponse(ReportErrorOutput, "Bad configuration")},
     )
     def post(self, request: Request) -> Response:
-        serializer = self.Input(data=request.data)
+        serializer = self.ReportInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
             report = services.report_create(
@@ -126,7 +126,7 @@ class ReportDetailApi(generics.RetrieveAPIView):
 class ReportRerunApi(APIView):
     @extend_schema(
         request=None,
-        responses={201: ReportOutput, 400: OpenApiResponse(ErrorOutput, "Cannot be re-run")},
+        responses={201: ReportOutput, 400: OpenApiResponse(ReportErrorOutput, "Cannot be re-run")},
     )
     def post(self, request: Request, pk: int) -> Response:
         report = get_object_or_404(Report, pk=pk)
@@ -182,26 +182,26 @@ class MetricScoreImportApi(APIView):
 
     parser_classes = [MultiPartParser, FormParser]
 
-    class Input(serializers.Serializer):
+    class ScoreImportInput(serializers.Serializer):
         file = serializers.FileField()
         name = serializers.CharField(max_length=160)
         campaign = serializers.PrimaryKeyRelatedField(queryset=Campaign.objects.all())
         level = serializers.ChoiceField(choices=LEVELS)
 
-    class ImportErrorOutput(serializers.Serializer):
+    class ScoreImportErrorOutput(serializers.Serializer):
         detail = serializers.CharField()
         row = serializers.IntegerField(allow_null=True)
         column = serializers.CharField(allow_blank=True)
 
     @extend_schema(
-        request=Input,
+        request=ScoreImportInput,
         responses={
             201: ImportedRunOutput,
-            400: OpenApiResponse(ImportErrorOutput, description="Import refused"),
+            400: OpenApiResponse(ScoreImportErrorOutput, description="Import refused"),
         },
     )
     def post(self, request: Request) -> Response:
-        serializer = self.Input(data=request.data)
+        serializer = self.ScoreImportInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:

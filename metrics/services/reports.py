@@ -381,7 +381,8 @@ def report_compute(*, report_id: int) -> None:
         )
         if not human:
             raise ReportDataError(
-                "the selected rating jobs have no submitted ratings of the chosen dimensions"
+                "the selected rating jobs have no submitted ratings of the chosen dimensions "
+                f"at the {config['level']} level"
             )
         if not metric:
             raise ReportDataError("the selected metric runs have no scores at this level")

@@ -105,8 +105,7 @@
     if (attempt < MAX_RECONNECTS) {
       window.setTimeout(function () { streamReply(pending, attempt + 1); }, 500 * (attempt + 1));
     } else {
-      pending.querySelector(".typing").textContent =
-        pending.dataset.lostText || "连接中断，请刷新页面。";
+      pending.querySelector(".typing").textContent = pending.dataset.lostText;
     }
   }
 

@@ -53,9 +53,8 @@ def test_a_researcher_configures_a_report_and_reads_tables_and_plots(
         await page.press("#id_seed", "Enter")
         try:
             await page.wait_for_url(f"{base}/metrics/reports/*/")
-        except Exception:
-            print("DEBUG", log)
-            raise
+        except Exception as exc:
+            raise AssertionError(f"no report page after submitting; traffic: {log}") from exc
         seen["progress_visible"] = await page.locator("#report-progress .progress").is_visible()
         await screenshot(page, "report-progress")
         await page.wait_for_selector("#correlations", timeout=180_000)

@@ -284,3 +284,15 @@ def test_experts_and_crowdworkers_get_403_on_the_gold_and_quality_routes(
         delete = reverse("annotation:job-gold-delete", args=[job.pk, item.pk])
         assert c.post(delete).status_code == 403
     assert GoldItem.objects.filter(pk=item.pk).exists()
+
+
+@pytest.mark.django_db
+def test_without_javascript_the_job_page_loads_the_answer_fields_from_the_query(
+    researcher_client,
+):
+    job = _job("msde")
+    dialogue = dialogue_with_turns(campaign=job.campaign, skill_key="knowledge")
+    url = reverse("annotation:job-detail", args=[job.pk])
+    html = researcher_client.get(url, {"dialogue": dialogue.pk}).content.decode()
+    assert "<html" in html and 'name="a-know"' in html and 'name="a-info"' in html
+    assert 'name="a-know"' not in researcher_client.get(url).content.decode()

@@ -28,13 +28,18 @@ def test_a_kernel_error_is_prefixed_and_an_app_error_kept():
 @pytest.mark.django_db
 def test_job_errors_name_their_field_and_follow_the_active_language():
     campaign = CampaignFactory()
-    kwargs = {"campaign": campaign, "rubric": rubric("msde"), "created_by": None}
+    kwargs = {
+        "campaign": campaign,
+        "rubric": rubric("msde"),
+        "created_by": None,
+        "raters": experts(1),
+    }
     with pytest.raises(RatingJobError) as error:
-        job_create(name="  ", raters=experts(1), **kwargs)
+        job_create(name="  ", **kwargs)
     assert str(error.value) == "name：任务名称不能为空" and error.value.field == "name"
     with pytest.raises(RatingJobError) as error:
-        job_create(name="j", raters=experts(1), raters_per_dialogue=0, **kwargs)
+        job_create(name="j", raters_per_dialogue=0, **kwargs)
     assert error.value.field == "raters_per_dialogue"
     assert str(error.value).startswith("raters_per_dialogue：")
     with translation.override("zh-hans"), pytest.raises(RatingJobError, match="期限至少为 1 小时"):
-        job_create(name="j", raters=experts(1), deadline_hours=0, **kwargs)
+        job_create(name="j", deadline_hours=0, **kwargs)

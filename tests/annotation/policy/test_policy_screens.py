@@ -5,7 +5,7 @@ import pytest
 
 from annotation.models import GoldItem, ReviewPolicy
 from annotation.services.rating_jobs import job_create
-from annotation.services.review import review_submit
+from annotation.services.review import review_policy_set, review_submit
 from chat.models import Dialogue
 from core.access import Role
 from tests.annotation.factories import CampaignFactory, dialogue_with_turns, experts, rubric
@@ -23,6 +23,7 @@ def test_a_researcher_sets_the_review_policy_and_gold_items_in_the_browser(
     waiting = [
         dialogue_with_turns(campaign=campaign, status=Dialogue.Status.SUBMITTED) for _ in range(3)
     ]
+    review_policy_set(campaign=campaign, reviewers_per_dialogue=3, decision_rule="all")
     reviewers = experts(2, prefix="rev")
     review_submit(dialogue=waiting[0], reviewer=reviewers[0], decision="accept")
     review_submit(dialogue=waiting[0], reviewer=reviewers[1], decision="accept")

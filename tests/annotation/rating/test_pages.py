@@ -1,8 +1,10 @@
 """The annotation, review, job and live-rating pages: access, rendering, autosave, submit."""
 
 import pytest
+from django.conf import settings
 from django.test import Client
 from django.urls import reverse
+from django.utils import translation
 
 from annotation.models import Assignment, JobRater, Rating, RatingJob, Review
 from annotation.selectors.rating import model_turns
@@ -16,6 +18,14 @@ from tests.annotation.factories import (
     rubric,
 )
 from tests.conftest import make_user
+
+
+@pytest.fixture(autouse=True)
+def _default_language_after_each_test():
+    """A request in English leaves English active in this thread; later tests (messages are
+    matched in the default zh-hans) must not inherit it."""
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
 
 
 def _client(user):

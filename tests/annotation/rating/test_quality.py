@@ -159,7 +159,8 @@ def test_gold_answers_are_validated_against_the_rubric():
     campaign = CampaignFactory()
     dialogue = dialogue_with_turns(campaign=campaign)
     job = _job(campaign, experts(1))
-    with pytest.raises(RatingJobError, match=r"answers\[0\]：评分量表不接受这个答案：info: expected a whole number"):
+    expected = r"answers\[0\]：评分量表不接受这个答案：info: expected a whole number"
+    with pytest.raises(RatingJobError, match=expected):
         gold_item_set(
             job=job,
             dialogue=dialogue,

@@ -51,7 +51,8 @@ def test_a_reply_streams_in_chunks_and_is_saved_with_prompt_and_latency(
 
     chunks = [e for e in events if e.name == "chunk"]
     assert "".join(e.data for e in chunks) == REPLY
-    assert len(chunks) >= 4
+    # Tokens that arrive together may leave as one event; the pause splits the reply at least.
+    assert len(chunks) >= 2 and len(chunks[0].data) <= 3
     assert events[-1].name == "saved"
     assert events[-1].at - chunks[0].at >= 0.5  # the first tokens came before the pause ended
     assert REPLY in events[-1].data["turn_html"]
