@@ -143,9 +143,12 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
 # With late acks, Redis redelivers a task still unacknowledged after this long (its default is
 # 1 h): long static runs and metric runs must not be started twice while they are still running.
-CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=6 * 3600)
-}
+# Only for Redis: the embedded SQLAlchemy transport hands its options to create_engine().
+CELERY_BROKER_TRANSPORT_OPTIONS = (
+    {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=6 * 3600)}
+    if CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
+    else {}
+)
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_RESULT_EXPIRES = 3600
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

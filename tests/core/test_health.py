@@ -33,3 +33,28 @@ def test_health_check_reports_a_down_broker_and_skips_the_worker():
     assert report["checks"]["broker"]["ok"] is False
     assert "redis" in report["checks"]["broker"]["detail"]
     assert report["checks"]["worker"] == {"ok": False, "detail": "not checked: the broker is down"}
+
+
+def test_the_embedded_broker_gets_no_redis_only_options():
+    """kombu's SQLAlchemy transport passes its options to create_engine(), which refuses unknown
+    ones: the embedded default must start a worker (a real regression of the Redis settings)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CELERY_", "DATABASE_URL"))}
+    env["CELERY_VISIBILITY_TIMEOUT"] = "100"
+    code = (
+        "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'config.settings');"
+        "django.setup(); from django.conf import settings;"
+        "print(settings.CELERY_BROKER_URL.split(':')[0], settings.CELERY_BROKER_TRANSPORT_OPTIONS)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["sqla+sqlite", "{}"]
+    env["CELERY_BROKER_URL"] = "redis://127.0.0.1:6379/0"
+    redis = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert "'visibility_timeout': 100" in redis
