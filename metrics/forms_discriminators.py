@@ -22,7 +22,9 @@ class DiscriminatorForm(forms.Form):
     all_presets = forms.BooleanField(
         label=_("训练表 2 的全部消融模型（每个一个版本，名称加模型后缀）"), required=False
     )
-    max_epochs = forms.IntegerField(label=_("最多轮数"), min_value=1, initial=_DEFAULTS.max_epochs)
+    max_epochs = forms.IntegerField(
+        label=_("最多训练轮数（epoch）"), min_value=1, initial=_DEFAULTS.max_epochs
+    )
     patience = forms.IntegerField(label=_("早停耐心"), min_value=1, initial=_DEFAULTS.patience)
     embedding_dim = forms.IntegerField(
         label=_("词向量维度"), min_value=2, initial=_DEFAULTS.embedding_dim
