@@ -48,9 +48,7 @@ urlpatterns = [
     ),
     # Live chat
     # Static runs and dialogue export
-    path(
-        "static-runs/", static_runs.StaticRunListCreateApi.as_view(), name="api-static-run-list"
-    ),
+    path("static-runs/", static_runs.StaticRunListCreateApi.as_view(), name="api-static-run-list"),
     path(
         "static-runs/<int:pk>/",
         static_runs.StaticRunDetailApi.as_view(),
