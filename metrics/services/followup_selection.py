@@ -72,10 +72,11 @@ def selection_create(
 ) -> FollowupSelection:
     if not name.strip():
         raise SelectionError("a name is required", field="name")
-    if dimension not in dimensions(job):
+    known = dimensions(job)
+    if dimension not in known:
         raise SelectionError(
             f"{dimension!r} is not a dialogue-level dimension of {job.rubric}; "
-            f"choose from {', '.join(dimensions(job))}",
+            f"choose from {', '.join(known)}",
             field="dimension",
         )
     if language not in followup.LANGUAGES:
