@@ -1,6 +1,7 @@
 FROM python:3.11-slim-bookworm
 
-# A CJK font so Chinese and Japanese render in report figures.
+# The full Noto Sans CJK for report figures (the project ships a subset that covers common
+# Chinese and Japanese; the full font adds rare characters).
 RUN apt-get update \
     && apt-get install -y --no-install-recommends fonts-noto-cjk postgresql-client \
     && rm -rf /var/lib/apt/lists/*

@@ -19,12 +19,20 @@ demo: install
 	bin/ensure-env
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
-	@echo "Starting web (http://127.0.0.1:8000) and a Celery worker; Ctrl-C stops both."
-	$(BIN)/honcho start -f Procfile
+	@set -a; [ -f .env ] && . ./.env; set +a; \
+	echo "Starting web (http://$${WEB_HOST:-127.0.0.1}:$${WEB_PORT:-8000}) and a Celery worker; Ctrl-C stops both."
+	# Plain HTTP on 127.0.0.1: no HTTPS redirect or Secure-only cookies (SITE_HTTPS, .env.example).
+	SITE_HTTPS=$${SITE_HTTPS:-false} $(BIN)/honcho start -f Procfile
 
 test: install
 	bin/ensure-env
 	bin/test
 
+# Fast checks, run by CI before the tests: formatting, lint, types, migrations, the API schema.
 lint: install
+	bin/ensure-env
+	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/python manage.py makemigrations --check --dry-run
+	$(BIN)/python manage.py spectacular --fail-on-warn --file /dev/null

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -162,17 +162,26 @@ def question_agreement(
     answers: Iterable[Answer | Mapping[str, Any]],
     *,
     measurement: Measurement | None = None,
+    gate_convention: str = "missing",
+    skills: Mapping[Hashable, str | None] | None = None,
 ) -> list[QuestionAgreement]:
     """Agreement on every question of the rubric except free text, in rubric order.
 
     Alpha's level of measurement is the question's (`measurement` in the spec: nominal for yes/no
     and choice, ordinal for scale and Likert by default); `measurement` here overrides it for
     scale and Likert questions (e.g. "interval"). Answers are the raw answers: a second-level
-    question a rater skipped after a failed gate is missing, not 0.
+    question a rater skipped after a failed gate is missing, not 0 (``gate_convention="missing"``);
+    ``"zero"`` counts it as the answer that scores 0, the convention of seed 001's score
+    (:func:`gate_skips_as_zero`).
     """
     rubric = as_spec(spec)
+    if gate_convention not in GATE_CONVENTIONS:
+        raise ValueError(f"gate_convention must be one of {GATE_CONVENTIONS}")
+    records = as_answers(answers)
+    if gate_convention == "zero":
+        records = gate_skips_as_zero(rubric, records, skills=skills)
     by_question: dict[str, list[Answer]] = defaultdict(list)
-    for answer in as_answers(answers):
+    for answer in records:
         by_question[answer.question].append(answer)
     unknown = set(by_question) - {q.key for q in rubric.questions}
     if unknown:
@@ -182,25 +191,27 @@ def question_agreement(
         if q.type == "text":
             continue
         matrix = _rating_matrix(rubric, q, by_question[q.key])
-        level = measurement if measurement and q.type in ("scale", "likert") else q.measurement
+        # rubric_spec admits only MEASUREMENTS, and only text questions (skipped above) have none
+        level = cast(
+            Measurement,
+            measurement if measurement and q.type in ("scale", "likert") else q.measurement,
+        )
         complete, dropped = complete_items(matrix.values)
         ratings_per_item = (~np.isnan(complete)).sum(axis=0)
         has_complete = complete.shape[1] > 0
         results.append(
             QuestionAgreement(
                 question=q.key,
-                measurement=level,  # type: ignore[arg-type]
+                measurement=level,
                 n_items=len(matrix.items),
                 n_raters=len(matrix.raters),
                 raters_per_item=int(ratings_per_item[0]) if has_complete else None,
                 n_items_complete=complete.shape[1],
                 n_items_dropped=dropped,
                 percent_agreement=percent_agreement(complete) if has_complete else None,
-                randolph_kappa=(
-                    randolph_kappa(complete, q.maximum - q.minimum + 1) if has_complete else None
-                ),
+                randolph_kappa=(randolph_kappa(complete, q.n_values) if has_complete else None),
                 fleiss_kappa=fleiss_kappa(complete) if has_complete else None,
-                krippendorff_alpha=krippendorff_alpha(matrix.values, level),  # type: ignore[arg-type]
+                krippendorff_alpha=krippendorff_alpha(matrix.values, level),
             )
         )
     return results
@@ -253,6 +264,14 @@ def rater_deviations(
     return results
 
 
+def _numeric_answer(rubric: RubricSpec, key: str, answer: Answer) -> float:
+    """`validate_answer` for a question with a numeric answer (every type but text)."""
+    value = validate_answer(rubric, key, answer.value, turn=answer.turn)
+    if isinstance(value, str):
+        raise AnswerError(f"{key}: free-text answers have no agreement")
+    return value
+
+
 def _rating_matrix(rubric: RubricSpec, q: Question, answers: list[Answer]) -> RatingMatrix:
     if q.type == "text":
         raise AnswerError(f"{q.key}: free-text answers have no agreement")
@@ -260,7 +279,7 @@ def _rating_matrix(rubric: RubricSpec, q: Question, answers: list[Answer]) -> Ra
     raters: dict[Hashable, int] = {}
     cells: dict[tuple[int, int], float] = {}
     for answer in answers:
-        value = validate_answer(rubric, q.key, answer.value, turn=answer.turn)
+        value = _numeric_answer(rubric, q.key, answer)
         item = items.setdefault((answer.unit, answer.turn), len(items))
         rater = raters.setdefault(answer.rater, len(raters))
         if (rater, item) in cells:
@@ -268,7 +287,7 @@ def _rating_matrix(rubric: RubricSpec, q: Question, answers: list[Answer]) -> Ra
                 f"{q.key}: rater {answer.rater!r} answered unit {answer.unit!r}"
                 f"{'' if answer.turn is None else f' turn {answer.turn}'} twice"
             )
-        cells[(rater, item)] = value  # type: ignore[assignment]
+        cells[(rater, item)] = value
     values = np.full((len(raters), len(items)), np.nan)
     for (rater, item), value in cells.items():
         values[rater, item] = value
@@ -330,3 +349,107 @@ def _delta(level: Measurement, values: np.ndarray, marginals: np.ndarray) -> np.
         delta = (between - np.add.outer(marginals, marginals) / 2.0) ** 2
         return delta
     raise ValueError(f"unknown level of measurement {level!r}; use nominal, ordinal or interval")
+
+
+GATE_CONVENTIONS = ("missing", "zero")
+
+
+def gate_skips_as_zero(
+    spec: RubricSpec | Mapping[str, Any],
+    answers: Iterable[Answer | Mapping[str, Any]],
+    *,
+    skills: Mapping[Hashable, str | None] | None = None,
+) -> list[Answer]:
+    """The answers plus, for every second-level question a rater skipped after failing a gate,
+    the answer that scores 0 (``no`` for a yes/no question whose positive answer is ``yes``; the
+    scale's minimum) — seed 001's score convention, where such a question counts 0, applied to
+    agreement. A gate failed at the dialogue level fills every turn the rater rated.
+
+    ``skills`` (unit → skill) keeps questions that do not apply to a unit's skill unfilled.
+    """
+    rubric = as_spec(spec)
+    records = as_answers(answers)
+    by_unit: dict[tuple[Hashable, Hashable], list[Answer]] = defaultdict(list)
+    for answer in records:
+        by_unit[(answer.unit, answer.rater)].append(answer)
+    filled = list(records)
+    for (unit, rater), group in by_unit.items():
+        skill = (skills or {}).get(unit)
+        asked = [q for q in rubric.questions if q.applies_to(skill)]
+        given = {(a.question, a.turn) for a in group}
+        turns = sorted({a.turn for a in group if a.turn is not None})
+        failed: set[int | None] = set()
+        for answer in group:
+            question = rubric.question(answer.question)
+            if question.gate and question.score(_numeric_answer(rubric, question.key, answer)) == 0:
+                failed.add(answer.turn)
+        if not failed:
+            continue
+        for question in (q for q in asked if q.scored and not q.gate and q.type != "choice"):
+            zero = _zero_answer(question)
+            slots = [None] if question.level == "dialogue" else turns
+            for turn in slots:
+                gated = None in failed or turn in failed
+                if gated and (question.key, turn) not in given:
+                    filled.append(Answer(unit, rater, question.key, zero, turn))
+    return filled
+
+
+def _zero_answer(question: Question) -> float:
+    if question.type == "yesno":
+        return 0.0 if question.positive == "yes" else 1.0
+    return float(question.minimum)
+
+
+@dataclass(frozen=True)
+class PooledKappa:
+    """Randolph's free-marginal kappa over every yes/no question's items pooled (seed 001
+    reports one such figure for its yes/no questions)."""
+
+    convention: str
+    n_items: int
+    n_raters: int
+    percent_agreement: float | None
+    randolph_kappa: float | None
+
+
+def pooled_yesno_kappa(
+    spec: RubricSpec | Mapping[str, Any],
+    answers: Iterable[Answer | Mapping[str, Any]],
+    *,
+    convention: str = "missing",
+    skills: Mapping[Hashable, str | None] | None = None,
+) -> PooledKappa:
+    """One free-marginal kappa (k = 2) over the (question, unit, turn) items of all yes/no
+    questions, gates included; items need the same number of raters, others are left out as in
+    :func:`question_agreement`. ``convention``: ``missing`` drops second-level answers skipped
+    after a failed gate, ``zero`` counts them as the answer that scores 0."""
+    if convention not in GATE_CONVENTIONS:
+        raise ValueError(f"convention must be one of {GATE_CONVENTIONS}, not {convention!r}")
+    rubric = as_spec(spec)
+    records = as_answers(answers)
+    if convention == "zero":
+        records = gate_skips_as_zero(rubric, records, skills=skills)
+    yesno = {q.key for q in rubric.questions if q.type == "yesno"}
+    items: dict[tuple[str, Hashable, int | None], int] = {}
+    raters: dict[Hashable, int] = {}
+    cells: dict[tuple[int, int], float] = {}
+    for answer in records:
+        if answer.question not in yesno:
+            continue
+        value = _numeric_answer(rubric, answer.question, answer)
+        item = items.setdefault((answer.question, answer.unit, answer.turn), len(items))
+        rater = raters.setdefault(answer.rater, len(raters))
+        cells[(rater, item)] = value
+    matrix = np.full((len(raters), len(items)), np.nan)
+    for (rater, item), value in cells.items():
+        matrix[rater, item] = value
+    complete, _ = complete_items(matrix) if items else (matrix, 0)
+    has = complete.shape[1] > 0 and complete.shape[0] > 0
+    return PooledKappa(
+        convention=convention,
+        n_items=complete.shape[1],
+        n_raters=len(raters),
+        percent_agreement=percent_agreement(complete) if has else None,
+        randolph_kappa=randolph_kappa(complete, 2) if has else None,
+    )

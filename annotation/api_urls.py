@@ -1,6 +1,6 @@
 """API routes of the annotation app (under /api/). Each area adds its routes in its own block."""
 
-from django.urls import path  # noqa: F401
+from django.urls import path
 
 from annotation.api import rating as rating_api
 from annotation.api import results as results_api

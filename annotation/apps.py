@@ -3,3 +3,12 @@ from django.apps import AppConfig
 
 class AnnotationConfig(AppConfig):
     name = "annotation"
+
+    def ready(self) -> None:
+        # chat knows nothing of rubrics: the live rubric's turn limit reaches the chat page
+        # through chat's registry (seed 001 locks multi-turn tests at 5 turns).
+        from annotation.services.live import live_turn_limit
+        from chat.selectors.collection import TURN_LIMIT_SOURCES
+
+        if live_turn_limit not in TURN_LIMIT_SOURCES:
+            TURN_LIMIT_SOURCES.append(live_turn_limit)

@@ -12,6 +12,7 @@ from annotation.selectors.rating import GoldGroup, experts, gold_dialogue
 from annotation.services.quality import QualitySettings, QualitySettingsError
 from annotation.services.review import MAX_REVIEWERS
 from chat.models import Campaign, Dialogue, StaticRun
+from core.i18n import punctuation
 
 
 class RubricChoiceField(forms.ModelChoiceField):
@@ -40,6 +41,13 @@ class RatingJobForm(forms.Form):
     )
     deadline_hours = forms.IntegerField(label=_("每条的期限（小时）"), min_value=1, initial=72)
     seed = forms.IntegerField(label=_("随机种子"), initial=0)
+    sample_size = forms.IntegerField(
+        label=_("每个系统抽样评分的对话数（可空 = 全部）"),
+        min_value=1,
+        required=False,
+        help_text=_("种子 001：先让系统回答全部问题，再随机抽取一部分问答评分（1500 取 500）。"),
+    )
+    sample_seed = forms.IntegerField(label=_("抽样种子"), initial=0, required=False)
     gold_rate = forms.FloatField(
         label=_("金标题比例（0–0.5）"), min_value=0, max_value=0.5, initial=0, required=False
     )
@@ -152,7 +160,9 @@ class QualitySettingsForm(forms.Form):
             )
         except QualitySettingsError as exc:
             for key, message in exc.errors.items():
-                self.add_error(key if key in self.fields else None, f"{key}：{message}")
+                self.add_error(
+                    key if key in self.fields else None, f"{key}{punctuation('colon')}{message}"
+                )
         return data
 
 
@@ -189,7 +199,7 @@ class GoldItemForm(forms.Form):
             for f in group.fields:
                 choices = [("", _("—（不设）"))] + [(o.value, o.label) for o in f.options]
                 self.fields[f.name] = forms.CharField(
-                    label=f"{f.label}（{f.key}）",
+                    label=f"{f.label}{punctuation('lparen')}{f.key}{punctuation('rparen')}",
                     required=False,
                     widget=forms.Select(choices=choices),
                 )

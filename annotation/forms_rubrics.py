@@ -19,7 +19,7 @@ from django.http import QueryDict
 
 from annotation.rubric_spec import OVERALL_MODES, QUESTION_TYPES
 
-EDITOR_LANGUAGES = (("zh", "zh-hans"), ("en", "en"))  # form suffix, spec language
+EDITOR_LANGUAGES = (("zh", "zh-hans"), ("en", "en"), ("ja", "ja"))  # form suffix, spec language
 QUESTION_FIELDS = (
     "key",
     "type",
@@ -32,13 +32,14 @@ QUESTION_FIELDS = (
     "min",
     "max",
     "points",
+    "step",
     "options",
     "category",
     "max_turns",
 )
 _TYPE_FIELDS = {
-    "scale": ("min", "max"),
-    "likert": ("points",),
+    "scale": ("min", "max", "step"),
+    "likert": ("points", "step"),
     "yesno": ("positive",),
     "choice": ("options",),
     "text": (),
@@ -219,6 +220,7 @@ def _row_values(question: dict[str, Any]) -> dict[str, Any]:
         "min": question.get("min", ""),
         "max": question.get("max", ""),
         "points": question.get("points", ""),
+        "step": question.get("step", ""),
         "options": "\n".join(_option_line(o) for o in question.get("options") or []),
     }
     hidden = {k: question[k] for k in ("levels", "measurement") if k in question}
@@ -234,7 +236,7 @@ def _row_values(question: dict[str, Any]) -> dict[str, Any]:
 
 def _option_line(option: dict[str, Any]) -> str:
     label = option.get("label") or {}
-    parts = [label.get("zh-hans", ""), label.get("en", "")]
+    parts = [label.get(language, "") for _, language in EDITOR_LANGUAGES]
     while parts and not parts[-1]:
         parts.pop()
     if "score" in option:
@@ -243,7 +245,7 @@ def _option_line(option: dict[str, Any]) -> str:
 
 
 def _options(text: str, path: str, problems: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    """One option per line: `中文 | English | score` (English and score optional)."""
+    """One option per line: `中文 | English | 日本語 | score` (all but Chinese optional)."""
     options = []
     for line in (line.strip() for line in text.splitlines()):
         if not line:
@@ -252,8 +254,8 @@ def _options(text: str, path: str, problems: list[tuple[str, str]]) -> list[dict
         option: dict[str, Any] = {}
         if len(parts) > 1 and _is_number(parts[-1]):
             option["score"] = _number(parts.pop())
-        if len(parts) > 2:
-            problems.append((path, f"{line!r}: write 中文 | English | score"))
+        if len(parts) > len(EDITOR_LANGUAGES):
+            problems.append((path, f"{line!r}: write 中文 | English | 日本語 | score"))
         label = {
             lang: text for (_, lang), text in zip(EDITOR_LANGUAGES, parts, strict=False) if text
         }

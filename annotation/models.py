@@ -8,33 +8,25 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from chat.models import Campaign, Dialogue, StaticRun, Turn
+from core.models import Versioned
 
 
-class Rubric(models.Model):
+class Rubric(Versioned):
     """A versioned rubric spec (JSON). `questions[].key` is stable: exports and reports use it.
 
     A version that ratings refer to is immutable; edits create the next version.
     """
 
     key = models.SlugField(max_length=60)
-    version = models.PositiveIntegerField(default=1)
     title = models.JSONField(default=dict, blank=True)  # {"zh-hans": ..., "en": ...}
     spec = models.JSONField()
     is_preset = models.BooleanField(default=False)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
-        ordering = ["key", "-version"]
+    class Meta(Versioned.Meta):
         constraints = [
-            models.UniqueConstraint(fields=["key", "version"], name="rubric_unique_key_version"),
+            *Versioned.Meta.constraints,
             models.CheckConstraint(condition=Q(version__gte=1), name="rubric_version_ge_1"),
         ]
-
-    def __str__(self) -> str:
-        return f"{self.key} v{self.version}"
 
 
 class Review(models.Model):
@@ -118,6 +110,12 @@ class RatingJob(models.Model):
     is_live = models.BooleanField(default=False)
     # Seeds each rater's random order of items (with the job and rater ids).
     seed = models.IntegerField(default=0)
+    # Seed 001 answers every prompt, then rates a random sample (500 of 1500 answers): when
+    # `sample_size` is set, the job rates that many of each system's dialogues, drawn with
+    # `sample_seed` when the job first opens and kept in `sample` (dialogue pks).
+    sample_size = models.PositiveIntegerField(null=True, blank=True)
+    sample_seed = models.IntegerField(default=0)
+    sample = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

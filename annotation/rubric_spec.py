@@ -20,6 +20,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, TypeGuard
 
 LANGUAGES = ("zh-hans", "en", "ja")
@@ -29,7 +30,21 @@ OVERALL_MODES = ("mean", "sum", "normalised_100", "none")
 MEASUREMENTS = ("nominal", "ordinal", "interval")
 LIKERT_MAX_POINTS = 10
 TEXT_MAX_LENGTH = 5000
+# Bounds on every number and text of a spec: a rating page renders one control per scale value,
+# so an unbounded span (0..200000) made a 30 MB page and ±1e20 would exhaust the web process.
+SCALE_MIN_VALUE, SCALE_MAX_VALUE = -1000, 1000
+SCALE_MAX_VALUES = 101  # max - min + 1: a 0..100 slider-like scale at most
+CHOICE_MAX_OPTIONS = 50
+QUESTIONS_MAX = 200
+VERSION_MAX = 1_000_000
+OPTION_SCORE_MAX = 1_000_000.0
+LABEL_MAX_LENGTH = 500  # titles, labels, option and level texts
+LONG_TEXT_MAX_LENGTH = 20_000  # instructions and help
 
+# The dimension name of a rubric's overall score (annotation.scoring.OVERALL).
+RESERVED_OVERALL_KEY = "overall"
+# A stepped scale may have at most this many values (a 0-100 slider in steps of 1 is 101).
+MAX_SCALE_VALUES = 201
 # Rating.question is a SlugField(max_length=60); keys are lowercase so exports stay unambiguous.
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,59}$")
 _SLUG_RULE = "must be a slug (lowercase letters, digits, - and _; at most 60 characters)"
@@ -48,8 +63,8 @@ _TOP_FIELDS = (
 )
 _COMMON_FIELDS = ("key", "type", "level", "label", "help", "skills", "gate", "category")
 _TYPE_FIELDS: dict[str, tuple[str, ...]] = {
-    "scale": ("min", "max", "levels", "measurement"),
-    "likert": ("points", "levels", "measurement"),
+    "scale": ("min", "max", "step", "levels", "measurement"),
+    "likert": ("points", "step", "levels", "measurement"),
     "yesno": ("positive", "measurement"),
     "choice": ("options", "measurement"),
     "text": (),
@@ -104,6 +119,8 @@ class Question:
     positive: str | None  # yesno: the answer that scores 1 ("yes" or "no")
     options: tuple[Option, ...]
     measurement: str | None  # None for text
+    # scale/likert: answers are minimum + k·step (1 by default; 0.5 for half points)
+    step: float = 1.0
 
     @property
     def scored(self) -> bool:
@@ -129,6 +146,22 @@ class Question:
             return [float(o.score) for o in self.options if o.score is not None]
         return [float(self.minimum), float(self.maximum)]
 
+    @property
+    def values(self) -> tuple[float, ...]:
+        """The answers a scale or Likert question accepts, ascending (``minimum + k·step``)."""
+        if self.type not in ("scale", "likert"):
+            return ()
+        step = _exact(self.step)
+        count = int((self.maximum - self.minimum) / step)
+        return tuple(float(self.minimum + k * step) for k in range(count + 1))
+
+    @property
+    def n_values(self) -> int:
+        """How many answers a rater can choose from (the categories of free-marginal kappa)."""
+        if self.type in ("scale", "likert"):
+            return len(self.values)
+        return self.maximum - self.minimum + 1
+
     def applies_to(self, skill: str | None) -> bool:
         return skill is None or self.skills is None or skill in self.skills
 
@@ -137,7 +170,7 @@ class Question:
         if self.type == "yesno":
             return float((value == 1.0) == (self.positive == "yes"))
         if self.type == "choice":
-            return float(self.options[int(value)].score)  # type: ignore[arg-type]
+            return float(self.options[int(value)].score)  # type: ignore[arg-type]  # choices are scored
         return float(value)
 
     def clean(self, value: Any) -> float | str:
@@ -151,6 +184,14 @@ class Question:
         if self.type == "yesno":
             return self._clean_yesno(value)
         number = _as_number(value)
+        if self.type in ("scale", "likert") and self.step != 1:
+            on_step = _on_step(number, self.minimum, self.step)
+            if on_step is None or not self.minimum <= on_step <= self.maximum:
+                raise AnswerError(
+                    f"{self.key}: expected a number from {self.minimum} to {self.maximum} "
+                    f"in steps of {self.step:g}, got {value!r}"
+                )
+            return on_step
         what = "an option index" if self.type == "choice" else "a whole number"
         if number is None or not number.is_integer() or not self.minimum <= number <= self.maximum:
             raise AnswerError(
@@ -266,6 +307,35 @@ def _as_number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def _exact(number: float) -> Fraction:
+    """The decimal a researcher wrote (0.1 is 1/10, not the binary float nearest it)."""
+    return Fraction(repr(float(number)))
+
+
+def _on_step(number: float | None, minimum: int, step: float) -> float | None:
+    """``number`` as the nearest ``minimum + k·step`` when it is one (to 1e-9), else None."""
+    if number is None:
+        return None
+    exact_step = _exact(step)
+    k = round((_exact(number) - minimum) / exact_step)
+    value = minimum + k * exact_step
+    return float(value) if abs(float(value) - number) <= 1e-9 else None
+
+
+def _is_level_key(value: Any, bounds: tuple[int, int], step: float) -> bool:
+    """A ``levels`` key names a value of the scale as written: ``"2"``, or ``"1.5"`` on a half-point
+    scale (the annotation page looks definitions up by the value's text)."""
+    if not isinstance(value, str) or not re.fullmatch(r"-?\d+(\.\d+)?", value):
+        return False
+    number = _on_step(float(value), bounds[0], step)
+    return number is not None and bounds[0] <= number <= bounds[1] and value == level_key(number)
+
+
+def level_key(value: float) -> str:
+    """The text of a scale value: ``2`` for whole numbers, ``1.5`` otherwise."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
 def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -292,10 +362,12 @@ class _Parser:
         version = data.get("version")
         if version is None:
             self.fail("version", "is required")
-        elif not _is_int(version) or version < 1:
-            self.fail("version", "must be an integer ≥ 1")
+        elif not _is_int(version) or not 1 <= version <= VERSION_MAX:
+            self.fail("version", f"must be an integer from 1 to {VERSION_MAX}")
         title = self.text_map(data.get("title"), "title", required=True)
-        instructions = self.text_map(data.get("instructions"), "instructions", required=False)
+        instructions = self.text_map(
+            data.get("instructions"), "instructions", required=False, limit=LONG_TEXT_MAX_LENGTH
+        )
         overall = data.get("overall", "mean")
         if overall not in OVERALL_MODES:
             self.fail("overall", f"must be one of {', '.join(OVERALL_MODES)}")
@@ -307,9 +379,9 @@ class _Parser:
         if self.errors:
             return None
         return RubricSpec(
-            key=key,  # type: ignore[arg-type]
-            version=version,  # type: ignore[arg-type]
-            title=title,  # type: ignore[arg-type]
+            key=key,  # type: ignore[arg-type]  # validated above
+            version=version,  # type: ignore[arg-type]  # validated above
+            title=title,  # type: ignore[arg-type]  # validated above
             instructions=instructions or {},
             overall=overall,
             min_raters=min_raters,
@@ -339,6 +411,9 @@ class _Parser:
         if not isinstance(data, list) or not data:
             self.fail("questions", "must be a non-empty list")
             return ()
+        if len(data) > QUESTIONS_MAX:
+            self.fail("questions", f"at most {QUESTIONS_MAX} questions (got {len(data)})")
+            return ()
         parsed: list[Question] = []
         first_path: dict[str, str] = {}
         for index, item in enumerate(data):
@@ -351,6 +426,19 @@ class _Parser:
                 self.fail(f"{path}.key", f'duplicate of {original}.key ("{question.key}")')
                 continue
             first_path[question.key] = path
+            if (
+                question.key == RESERVED_OVERALL_KEY
+                and overall in OVERALL_MODES
+                and overall != "none"
+            ):
+                # Scores, exports and reports name the rubric's aggregate "overall" beside the
+                # question keys; a question of that name would be written twice per unit.
+                self.fail(
+                    f"{path}.key",
+                    f'"overall" names the rubric\'s overall score (overall: "{overall}"); rename '
+                    'the question (e.g. "overall_quality") or set "overall": "none" so that the '
+                    "question itself is the overall score",
+                )
             if categories is not None and question.category not in (None, *categories):
                 self.fail(f"{path}.category", "not defined in categories")
             if (
@@ -401,7 +489,9 @@ class _Parser:
         elif level not in LEVELS:
             self.fail(f"{path}.level", f"must be one of {', '.join(LEVELS)}")
         label = self.text_map(data.get("label"), f"{path}.label", required=True)
-        help_text = self.text_map(data.get("help"), f"{path}.help", required=False)
+        help_text = self.text_map(
+            data.get("help"), f"{path}.help", required=False, limit=LONG_TEXT_MAX_LENGTH
+        )
         skills = self.skills(data.get("skills"), f"{path}.skills")
         category = self.slug(data, "category", f"{path}.category", required=False)
         gate = data.get("gate", False)
@@ -416,9 +506,18 @@ class _Parser:
             elif not _is_int(max_turns) or max_turns < 1:
                 self.fail(f"{path}.max_turns", "must be an integer ≥ 1")
         bounds = self.bounds(data, qtype, path)
+        step = (
+            self.step(data.get("step", 1), bounds, f"{path}.step")
+            if qtype
+            in (
+                "scale",
+                "likert",
+            )
+            else 1.0
+        )
         levels = {}
         if qtype in ("scale", "likert"):
-            levels = self.levels(data.get("levels"), bounds, f"{path}.levels")
+            levels = self.levels(data.get("levels"), bounds, step, f"{path}.levels")
         positive = data.get("positive", "yes")
         if qtype == "yesno" and positive not in ("yes", "no"):
             self.fail(f"{path}.positive", 'must be "yes" or "no"')
@@ -431,10 +530,10 @@ class _Parser:
         if len(self.errors) > n_errors or bounds is None:
             return None
         return Question(
-            key=key,  # type: ignore[arg-type]
-            type=qtype,  # type: ignore[arg-type]
-            level=level,  # type: ignore[arg-type]
-            label=label,  # type: ignore[arg-type]
+            key=key,  # type: ignore[arg-type]  # validated above
+            type=qtype,  # type: ignore[arg-type]  # validated above
+            level=level,  # type: ignore[arg-type]  # validated above
+            label=label,  # type: ignore[arg-type]  # validated above
             help=help_text or {},
             skills=skills,
             levels=levels,
@@ -446,7 +545,30 @@ class _Parser:
             positive=positive if qtype == "yesno" else None,
             options=options,
             measurement=measurement,
+            step=step if step is not None else 1.0,
         )
+
+    def step(self, data: Any, bounds: tuple[int, int] | None, path: str) -> float | None:
+        """A positive number that divides the range (max − min) exactly, e.g. 0.5 for half
+        points on 1–5; at most MAX_SCALE_VALUES values."""
+        if not _is_number(data) or data <= 0:
+            self.fail(path, "must be a positive number (e.g. 1, or 0.5 for half points)")
+            return None
+        if bounds is None:
+            return float(data)
+        span = Fraction(bounds[1] - bounds[0])
+        count = span / _exact(data)
+        if count.denominator != 1:
+            self.fail(
+                path,
+                f"must divide the range {bounds[0]}..{bounds[1]} into whole steps "
+                f"({bounds[1] - bounds[0]} / {data:g} is not a whole number)",
+            )
+            return None
+        if count + 1 > MAX_SCALE_VALUES:
+            self.fail(path, f"gives {count + 1} values; at most {MAX_SCALE_VALUES}")
+            return None
+        return float(data)
 
     def bounds(self, data: Mapping[str, Any], qtype: Any, path: str) -> tuple[int, int] | None:
         if qtype == "scale":
@@ -456,10 +578,23 @@ class _Parser:
                     self.fail(f"{path}.{name}", "is required")
                 elif not _is_int(value):
                     self.fail(f"{path}.{name}", "must be an integer")
+                elif not SCALE_MIN_VALUE <= value <= SCALE_MAX_VALUE:
+                    self.fail(
+                        f"{path}.{name}",
+                        f"must be between {SCALE_MIN_VALUE} and {SCALE_MAX_VALUE} (got {value})",
+                    )
+                    return None
             if not (_is_int(low) and _is_int(high)):
                 return None
             if high <= low:
                 self.fail(f"{path}.max", "must be greater than min")
+                return None
+            if high - low + 1 > SCALE_MAX_VALUES:
+                self.fail(
+                    f"{path}.max",
+                    f"a scale has at most {SCALE_MAX_VALUES} values (min {low}, max {high} "
+                    f"gives {high - low + 1})",
+                )
                 return None
             return low, high
         if qtype == "likert":
@@ -482,7 +617,7 @@ class _Parser:
         return (0, 0) if qtype == "text" else None
 
     def levels(
-        self, data: Any, bounds: tuple[int, int] | None, path: str
+        self, data: Any, bounds: tuple[int, int] | None, step: float | None, path: str
     ) -> dict[str, dict[str, str]]:
         if data is None:
             return {}
@@ -491,12 +626,12 @@ class _Parser:
             return {}
         parsed: dict[str, dict[str, str]] = {}
         for value, definition in data.items():
-            if bounds is not None and not (
-                isinstance(value, str)
-                and re.fullmatch(r"-?\d+", value)
-                and bounds[0] <= int(value) <= bounds[1]
-            ):
-                self.fail(f"{path}.{value}", f"not a value of the scale ({bounds[0]}..{bounds[1]})")
+            if bounds is not None and not _is_level_key(value, bounds, step or 1.0):
+                steps = "" if (step or 1.0) == 1 else f" in steps of {step:g}"
+                self.fail(
+                    f"{path}.{value}",
+                    f"not a value of the scale ({bounds[0]}..{bounds[1]}{steps})",
+                )
                 continue
             text = self.text_map(definition, f"{path}.{value}", required=True)
             if text is not None:
@@ -509,6 +644,9 @@ class _Parser:
         if not isinstance(data, list) or len(data) < 2:
             self.fail(path, "must be a list of at least 2 options")
             return ()
+        if len(data) > CHOICE_MAX_OPTIONS:
+            self.fail(path, f"at most {CHOICE_MAX_OPTIONS} options (got {len(data)})")
+            return ()
         options: list[Option] = []
         for index, item in enumerate(data):
             item_path = f"{path}[{index}]"
@@ -520,6 +658,11 @@ class _Parser:
             score = item.get("score")
             if score is not None and not _is_number(score):
                 self.fail(f"{item_path}.score", "must be a number")
+            elif score is not None and not abs(float(score)) <= OPTION_SCORE_MAX:
+                self.fail(
+                    f"{item_path}.score",
+                    f"must be between -{OPTION_SCORE_MAX:g} and {OPTION_SCORE_MAX:g}",
+                )
             elif label is not None:
                 options.append(Option(label=label, score=None if score is None else float(score)))
         if len(options) == len(data):
@@ -557,7 +700,9 @@ class _Parser:
             return None
         return value
 
-    def text_map(self, data: Any, path: str, *, required: bool) -> dict[str, str] | None:
+    def text_map(
+        self, data: Any, path: str, *, required: bool, limit: int = LABEL_MAX_LENGTH
+    ) -> dict[str, str] | None:
         if data is None:
             if required:
                 self.fail(path, "is required")
@@ -572,6 +717,8 @@ class _Parser:
                 self.fail(f"{path}.{language}", f"unknown language; use {', '.join(LANGUAGES)}")
             elif not isinstance(text, str) or not text.strip():
                 self.fail(f"{path}.{language}", "must be non-empty text")
+            elif len(text) > limit:
+                self.fail(f"{path}.{language}", f"longer than {limit} characters ({len(text)})")
             else:
                 parsed[language] = text
         return parsed

@@ -25,12 +25,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
-from scipy.stats import rankdata
 
 from annotation.rubric_spec import (
+    RESERVED_OVERALL_KEY,
     AnswerError,
     Question,
     RubricSpec,
@@ -39,7 +39,7 @@ from annotation.rubric_spec import (
     validate_answer,
 )
 
-OVERALL = "overall"
+OVERALL = RESERVED_OVERALL_KEY  # a question may not take this key while the rubric has an overall
 # Bootstrap statistics are rows × resamples; chunking rows bounds them to about 40 MB of floats.
 _BOOTSTRAP_CELLS = 5_000_000
 Summary = tuple[float, float | None, int, float | None, float | None]  # mean, std, n, CI
@@ -81,6 +81,7 @@ class UnitScore:
     overall: float | None
     points: float
     max_points: float
+    n_unanswered: int = 0  # slots scored 0 because the rater left them unanswered
 
 
 @dataclass(frozen=True)
@@ -131,18 +132,29 @@ def score_unit(
     answers: Iterable[Answer | Mapping[str, Any]],
     *,
     skill: str | None = None,
+    unanswered: Literal["error", "zero"] = "error",
+    n_turns: int | None = None,
+    unit_rater: tuple[Hashable, Hashable] | None = None,
 ) -> UnitScore:
     """Score one rater's answers for one unit; the questions asked are those for `skill`.
 
-    Every answer is validated (unknown question, wrong level, out of range → AnswerError). A gate
-    or a scored question that is not gated but has no answer raises IncompleteAnswersError; the
-    turns of turn-level questions are those the rater answered anything for.
+    Every answer is validated (unknown question, wrong level, out of range → AnswerError). The
+    turns of turn-level questions are those the rater answered anything for, plus, when
+    `n_turns` (the unit's number of model turns) is given, every model turn up to each
+    question's `max_turns`.
+
+    A gate or a scored question that is not gated but has no answer raises
+    IncompleteAnswersError, unless `unanswered="zero"`: seed 001's denominator is fixed
+    ("20 × 2 × 4 × 5 × 5 = 4000" multi-turn), so an unanswered question earns nothing and still
+    counts in the full score; `n_unanswered` counts such slots. An unanswered gate fails nothing
+    (the answered second-level questions of its scope keep their scores). `unit_rater` names
+    the unit and rater when there may be no answers at all (every slot unanswered).
     """
     rubric = as_spec(spec)
     items = as_answers(answers)
-    if not items:
+    if not items and (unit_rater is None or unanswered != "zero"):
         raise AnswerError("no answers to score")
-    unit, rater = items[0].unit, items[0].rater
+    unit, rater = unit_rater if unit_rater is not None else (items[0].unit, items[0].rater)
     values: dict[tuple[str, int | None], float | str] = {}
     for answer in items:
         if (answer.unit, answer.rater) != (unit, rater):
@@ -158,7 +170,8 @@ def score_unit(
         )
 
     asked = applicable_questions(rubric, skill)
-    turns = sorted({turn for (_, turn) in values if turn is not None})
+    answered_turns = {turn for (_, turn) in values if turn is not None}
+    turns = sorted(answered_turns | set(range(n_turns or 0)))
     missing: list[tuple[str, int | None]] = []
     scores: dict[tuple[str, int | None], float] = {}
     failed_scopes: set[int | None] = set()  # None: the whole unit; an int: that turn
@@ -167,7 +180,7 @@ def score_unit(
             if slot not in values:
                 missing.append(slot)
                 continue
-            scores[slot] = gate.score(values[slot])  # type: ignore[arg-type]
+            scores[slot] = gate.score(values[slot])  # type: ignore[arg-type]  # gates are yes/no: a float
             if scores[slot] == 0.0:
                 failed_scopes.add(slot[1])
 
@@ -181,14 +194,16 @@ def score_unit(
             if None in failed_scopes or slot[1] in failed_scopes:
                 scores[slot] = question.min_score
             elif slot in values:
-                scores[slot] = question.score(values[slot])  # type: ignore[arg-type]
+                scores[slot] = question.score(values[slot])  # type: ignore[arg-type]  # scored: never text
             else:
                 missing.append(slot)
+                if unanswered == "zero":
+                    scores[slot] = question.min_score
                 continue
             points += (scores[slot] - question.min_score) / (
                 question.max_score - question.min_score
             )
-    if missing:
+    if missing and unanswered != "zero":
         raise IncompleteAnswersError(
             f"unit {unit!r}, rater {rater!r}: no answer for "
             + ", ".join(_slot_name(slot) for slot in missing)
@@ -209,6 +224,7 @@ def score_unit(
         overall=_overall(rubric.overall, counted, question_scores, scores, points, max_points),
         points=points,
         max_points=max_points,
+        n_unanswered=len(missing),
     )
 
 
@@ -344,6 +360,8 @@ def _rows(labels: list[Label], summaries: list[Summary]) -> list[ScoreRow]:
 
 
 def _ranked(rubric: RubricSpec, rows: list[ScoreRow]) -> list[ScoreRow]:
+    from scipy.stats import rankdata  # here: scipy.stats costs web processes ~1 s to import
+
     order = {dimension: i for i, dimension in enumerate(_dimensions(rubric))}
     by_group: dict[tuple[str | None, str], list[ScoreRow]] = defaultdict(list)
     for row in rows:
@@ -365,13 +383,16 @@ def _rater_values(
     rubric: RubricSpec, scores: list[UnitScore], dimension: str
 ) -> tuple[list[float], list[float]]:
     """One value per rater for a dimension, with the weight that keeps 0–100 exact."""
-    if dimension != OVERALL:
+    if dimension != OVERALL or rubric.overall == "none":
+        # without an overall score, a question may be keyed "overall" (rubric_spec refuses it
+        # otherwise): it is then a question like any other
         values = [s.questions[dimension] for s in scores if dimension in s.questions]
         return values, [1.0] * len(values)
-    rated = [s for s in scores if s.overall is not None]
+    rated = [(s.overall, s.max_points) for s in scores if s.overall is not None]
+    overall = [value for value, _ in rated]
     if rubric.overall == "normalised_100":
-        return [s.overall for s in rated], [s.max_points for s in rated]  # type: ignore[misc]
-    return [s.overall for s in rated], [1.0] * len(rated)  # type: ignore[misc]
+        return overall, [max_points for _, max_points in rated]
+    return overall, [1.0] * len(rated)
 
 
 def _summaries(
@@ -444,7 +465,8 @@ def _overall(
 def _slots(question: Question, turns: list[int]) -> list[tuple[str, int | None]]:
     if question.level == "dialogue":
         return [(question.key, None)]
-    return [(question.key, turn) for turn in turns]
+    limit = question.max_turns
+    return [(question.key, turn) for turn in turns if limit is None or turn < limit]
 
 
 def _slot_name(slot: tuple[str, int | None]) -> str:

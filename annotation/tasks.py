@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from annotation.models import RatingJob
-from annotation.services.assignments import assignments_generate, job_refresh
+from annotation.services.rating_assignments import assignments_generate, job_refresh
 
 
 @shared_task(name="annotation.expire_overdue_assignments")

@@ -1,6 +1,6 @@
 """HTML routes of the annotation app. Each area adds its routes in its own block."""
 
-from django.urls import path  # noqa: F401
+from django.urls import path
 
 from annotation.views import annotate, jobs, live, policy, review
 from annotation.views import results as results_views
@@ -51,8 +51,14 @@ urlpatterns = [
     path("rate/item/<int:pk>/answer/", annotate.annotate_answer, name="annotate-answer"),
     path("rate/item/<int:pk>/submit/", annotate.annotate_submit, name="annotate-submit"),
     path("live/turn/<int:turn_id>/", live.live_turn_rating, name="live-turn-rating"),
+    path("live/dialogue/<int:dialogue_id>/guide/", live.live_guide, name="live-guide"),
     # Agreement, human scores, exports, imports
     path("jobs/<int:pk>/results/", results_views.job_results, name="job-results"),
+    path(
+        "campaigns/<int:campaign_id>/rater-shortfalls/",
+        results_views.campaign_rater_shortfalls,
+        name="campaign-rater-shortfalls",
+    ),
     path(
         "jobs/<int:pk>/export/<slug:what>.<slug:fmt>",
         results_views.job_export,

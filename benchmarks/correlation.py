@@ -24,10 +24,10 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from metrics.analysis.join import join_scores  # noqa: E402
-from metrics.analysis.results import StudyConfig  # noqa: E402
-from metrics.analysis.scores import ScoreRow  # noqa: E402
-from metrics.analysis.study import analyse  # noqa: E402
+from metrics.analysis.join import join_scores
+from metrics.analysis.results import StudyConfig
+from metrics.analysis.scores import ScoreRow
+from metrics.analysis.study import analyse
 
 GROUPS = ("chitchat", "knowledge", "recommendation", "persona", "lccc", "duconv")
 DIMENSIONS = ("info", "coh", "know", "overall")

@@ -1,5 +1,18 @@
 from django.apps import AppConfig
 
 
+def _dispatch_static_run(run_id: int) -> None:
+    from chat.services.static_runs import static_run_dispatch
+
+    static_run_dispatch(run_id)
+
+
 class ChatConfig(AppConfig):
     name = "chat"
+
+    def ready(self) -> None:
+        from chat.models import StaticRun
+        from core.jobs import register_job_kind
+
+        # Static runs whose worker died are sent again by the job sweeper (core.jobs).
+        register_job_kind("static_run", model=StaticRun, dispatch=_dispatch_static_run)

@@ -3,11 +3,18 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.core.exceptions import ValidationError
-from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
-from chat.models import Backend, Campaign, Dataset, Language, Skill, default_acceptability
+from chat.models import (
+    CAMPAIGN_LANGUAGE_CHOICES,
+    Backend,
+    Campaign,
+    Dataset,
+    Language,
+    Skill,
+    default_acceptability,
+)
+from core.errors import ServiceError, form_add_service_errors
 
 
 class DatasetUploadForm(forms.Form):
@@ -31,12 +38,17 @@ class JoinForm(forms.Form):
     worker_id = forms.CharField(
         label=_("您的工作者 ID（由众包平台提供）"), max_length=120, strip=True
     )
+    resume_code = forms.CharField(
+        label=_("恢复码（仅在换用其他浏览器或设备继续时需要）"),
+        max_length=12,
+        required=False,
+        strip=True,
+    )
 
 
 class SkillChoiceField(forms.ModelMultipleChoiceField):
     def label_from_instance(self, obj: Skill) -> str:
-        name = obj.name_en if get_language() == "en" else obj.name_zh
-        return f"{name} ({obj.key})"
+        return f"{obj.display_name} ({obj.key})"
 
 
 class DatasetChoiceField(forms.ModelMultipleChoiceField):
@@ -49,7 +61,7 @@ class CampaignForm(forms.Form):
     """A campaign's settings. Validation is the service's; this form only parses the input.
 
     Besides the declared fields it has, per backend, `alias_<pk>`; per skill,
-    `instructions_<key>_zh` and `instructions_<key>_en`.
+    `instructions_<key>_zh`, `instructions_<key>_en` and `instructions_<key>_ja`.
     """
 
     RULE_FIELDS = (
@@ -58,6 +70,7 @@ class CampaignForm(forms.Form):
         "min_turns",
         "per_worker_cap",
         "reservation_timeout_minutes",
+        "worker_session_hours",
         "rate_while_chatting",
         "completion_url",
     )
@@ -65,6 +78,15 @@ class CampaignForm(forms.Form):
     name = forms.CharField(label=_("名称"), max_length=160)
     mode = forms.ChoiceField(
         label=_("模式"), choices=Campaign.Mode.choices, initial=Campaign.Mode.INTERACTIVE
+    )
+    interface_language = forms.ChoiceField(
+        label=_("众包工作者的界面语言"),
+        choices=CAMPAIGN_LANGUAGE_CHOICES,
+        required=False,
+        help_text=_(
+            "选定后，本活动的加入、对话和完成页面总以这种语言显示，不论工作者的浏览器设置；"
+            "留空则按浏览器的语言或工作者自己的选择。"
+        ),
     )
     skills = SkillChoiceField(
         label=_("技能"),
@@ -101,11 +123,37 @@ class CampaignForm(forms.Form):
         initial=30,
         help_text=_("进行中的对话闲置超过这个时间即被放弃，名额释放给其他人。"),
     )
+    worker_session_hours = forms.IntegerField(
+        label=_("工作者登录有效期（小时）"),
+        min_value=1,
+        max_value=720,
+        initial=24,
+        required=False,
+        help_text=_("众包工作者加入后保持登录的时长；之后需重新打开邀请链接。"),
+    )
     rate_while_chatting = forms.BooleanField(label=_("聊天时逐轮打分"), required=False)
     completion_url = forms.CharField(
         label=_("完成后跳转网址"),
         required=False,
         help_text=_("完成码以 ?cc=完成码 附加在网址后（Prolific 的方式）；留空则只显示完成码。"),
+    )
+    opening_dataset = forms.ModelChoiceField(
+        label=_("起始话语数据集"),
+        queryset=Dataset.objects.order_by("name"),
+        required=False,
+        help_text=_(
+            "选定后（仅交互采集），每段对话的第一句用户话语取自从这个数据集抽取的样本，"
+            "抽取的样本覆盖数据集中的全部话题（样本 metadata 中的 topic）；留空则由工作者自己开场。"
+        ),
+    )
+    opening_count = forms.IntegerField(
+        label=_("起始话语数量"), min_value=1, initial=20, required=False
+    )
+    opening_seed = forms.IntegerField(
+        label=_("抽取的随机种子"),
+        initial=0,
+        required=False,
+        help_text=_("相同的数据集、数量和种子总是抽出同一组起始话语。"),
     )
     acc_min_chars = forms.IntegerField(label=_("最少字数（中文、日文）"), min_value=0)
     acc_min_words = forms.IntegerField(label=_("最少词数（英文）"), min_value=0)
@@ -139,7 +187,11 @@ class CampaignForm(forms.Form):
             )
         self.skill_rows = list(Skill.objects.all())
         for skill in self.skill_rows:
-            for language, label in (("zh", _("中文说明")), ("en", _("英文说明"))):
+            for language, label in (
+                ("zh", _("中文说明")),
+                ("en", _("英文说明")),
+                ("ja", _("日文说明")),
+            ):
                 self.fields[f"instructions_{skill.key}_{language}"] = forms.CharField(
                     label=f"{skill.key} · {label}",
                     required=False,
@@ -160,9 +212,15 @@ class CampaignForm(forms.Form):
             "min_turns": campaign.min_turns,
             "per_worker_cap": campaign.per_worker_cap,
             "reservation_timeout_minutes": campaign.reservation_timeout_minutes,
+            "worker_session_hours": campaign.worker_session_hours,
             "rate_while_chatting": campaign.rate_while_chatting,
             "completion_url": campaign.completion_url,
+            "interface_language": campaign.interface_language,
+            "opening_count": campaign.opening_count,
+            "opening_seed": campaign.opening_seed,
         }
+        if campaign.opening_dataset_id is not None:
+            initial["opening_dataset"] = campaign.opening_dataset_id
         for cb in campaign.campaign_backends.all():
             initial[f"alias_{cb.backend_id}"] = cb.alias
         for key, value in {**default_acceptability(), **campaign.acceptability}.items():
@@ -170,6 +228,7 @@ class CampaignForm(forms.Form):
         for skill, texts in campaign.instructions.items():
             initial[f"instructions_{skill}_zh"] = texts.get("zh-hans", "")
             initial[f"instructions_{skill}_en"] = texts.get("en", "")
+            initial[f"instructions_{skill}_ja"] = texts.get("ja", "")
         return initial
 
     def backend_choices(self) -> list[tuple[Any, forms.BoundField]]:
@@ -177,15 +236,19 @@ class CampaignForm(forms.Form):
         boxes = {str(box.data["value"]): box for box in self["backends"]}
         return [(boxes[str(b.pk)], self[f"alias_{b.pk}"]) for b in self.backend_rows]
 
+    def opening_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in ("opening_dataset", "opening_count", "opening_seed")]
+
     def rule_fields(self) -> list[forms.BoundField]:
         return [self[name] for name in self.RULE_FIELDS]
 
     def acceptability_fields(self) -> list[forms.BoundField]:
         return [self[f"acc_{key}"] for key in default_acceptability()]
 
-    def instruction_fields(self) -> list[tuple[Skill, forms.BoundField, forms.BoundField]]:
+    def instruction_fields(self) -> list[tuple[Skill, list[forms.BoundField]]]:
+        """(skill, its instruction fields in zh, en, ja) per skill."""
         return [
-            (s, self[f"instructions_{s.key}_zh"], self[f"instructions_{s.key}_en"])
+            (s, [self[f"instructions_{s.key}_{language}"] for language in ("zh", "en", "ja")])
             for s in self.skill_rows
         ]
 
@@ -199,6 +262,7 @@ class CampaignForm(forms.Form):
             texts = {
                 "zh-hans": self.cleaned_data.get(f"instructions_{skill}_zh", ""),
                 "en": self.cleaned_data.get(f"instructions_{skill}_en", ""),
+                "ja": self.cleaned_data.get(f"instructions_{skill}_ja", ""),
             }
             texts = {language: text for language, text in texts.items() if text.strip()}
             if texts:
@@ -221,13 +285,17 @@ class CampaignForm(forms.Form):
             "min_turns": data["min_turns"],
             "per_worker_cap": data["per_worker_cap"],
             "reservation_timeout_minutes": data["reservation_timeout_minutes"],
+            "worker_session_hours": data["worker_session_hours"] or 24,
             "rate_while_chatting": data["rate_while_chatting"],
             "completion_url": data["completion_url"],
+            "interface_language": data.get("interface_language") or "",
+            "opening_dataset": data.get("opening_dataset"),
+            "opening_count": data.get("opening_count") or 20,
+            "opening_seed": data.get("opening_seed") or 0,
             "instructions": instructions,
             "acceptability": acceptability,
         }
 
-    def add_service_errors(self, error: ValidationError) -> None:
-        """Put the service's `{field: [messages]}` on the matching fields (others on top)."""
-        for field, messages in error.message_dict.items():
-            self.add_error(field if field in self.fields else None, messages)
+    def add_service_errors(self, error: ServiceError) -> None:
+        """Put the service's refused fields on the matching fields (others on top)."""
+        form_add_service_errors(self, error)

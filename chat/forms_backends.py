@@ -51,7 +51,7 @@ class BackendForm(forms.Form):
         self.skills = skills
         for skill in skills:
             self.fields[prompt_field_name(skill.key)] = forms.CharField(
-                label=skill.name_zh,
+                label=skill.label,
                 required=False,
                 strip=False,
                 widget=forms.Textarea(attrs={"rows": 4}),

@@ -13,7 +13,9 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from core.i18n import pick_text
 from core.json import UnicodeJSONEncoder
+from core.models import Job
 
 
 class Language(models.TextChoices):
@@ -22,18 +24,44 @@ class Language(models.TextChoices):
     JA = "ja", "日本語"
 
 
+#: A campaign's fixed crowdworker interface language; each language is named in its own script.
+CAMPAIGN_LANGUAGE_CHOICES = [
+    ("", _("由浏览器决定")),
+    ("zh-hans", "简体中文"),
+    ("en", "English"),
+    ("ja", "日本語"),
+]
+
+
 class Skill(models.Model):
     """A dialogue skill. MSDE's four are created by a migration; researchers may add more."""
 
     key = models.SlugField(max_length=40, unique=True)
     name_zh = models.CharField(max_length=80)
     name_en = models.CharField(max_length=80)
+    name_ja = models.CharField(max_length=80, blank=True)
 
     class Meta:
         ordering = ["id"]
 
     def __str__(self) -> str:
         return self.key
+
+    def name_in(self, language: str | None = None) -> str:
+        """The skill's name in an interface language (the active one by default)."""
+        return pick_text(
+            {"zh-hans": self.name_zh, "en": self.name_en, "ja": self.name_ja}, language
+        )
+
+    @property
+    def display_name(self) -> str:
+        """The name in the page's language, for templates."""
+        return self.name_in()
+
+    @property
+    def label(self) -> str:
+        """The skill's name in the active interface language (with `pick_text`'s fallbacks)."""
+        return self.name_in()
 
 
 class Backend(models.Model):
@@ -120,6 +148,9 @@ class Sample(models.Model):
     # {"knowledge": [[s, p, o], ...], "goal": [...], "user_profile": {...},
     #  "persona": {"bot": [...], "user": [...]}, "situation": "..."}
     grounding = models.JSONField(default=dict, blank=True, encoder=UnicodeJSONEncoder)
+    # Free labels from the imported file, e.g. {"topic": "旅游"} (the topic campaign openings
+    # are drawn to cover, see `chat.services.openings`).
+    metadata = models.JSONField(default=dict, blank=True, encoder=UnicodeJSONEncoder)
 
     class Meta:
         ordering = ["dataset", "index"]
@@ -136,6 +167,21 @@ class Sample(models.Model):
 
 def _new_token() -> str:
     return secrets.token_urlsafe(18)
+
+
+# Completion and resume codes are read off a screen and typed by hand: upper case, and no
+# look-alikes (no I, L or 1; no O or 0).
+COMPLETION_CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+COMPLETION_CODE_LENGTH = 8
+
+
+def new_completion_code() -> str:
+    return "".join(secrets.choice(COMPLETION_CODE_ALPHABET) for _ in range(COMPLETION_CODE_LENGTH))
+
+
+def new_resume_code() -> str:
+    """The code a worker gives to resume in another browser (same alphabet as completion codes)."""
+    return new_completion_code()
 
 
 def default_acceptability() -> dict:
@@ -191,14 +237,30 @@ class Campaign(models.Model):
     min_turns = models.PositiveSmallIntegerField(default=1)
     instructions = models.JSONField(
         default=dict, blank=True
-    )  # {skill: {"zh-hans": ..., "en": ...}}
+    )  # {skill: {"zh-hans": ..., "en": ..., "ja": ...}}
+    # The crowdworker interface language of this campaign's pages ("" = the worker's choice or
+    # browser); a Japanese study shows Japanese pages whatever the worker's browser says.
+    interface_language = models.CharField(
+        max_length=10, blank=True, default="", choices=CAMPAIGN_LANGUAGE_CHOICES
+    )
     rate_while_chatting = models.BooleanField(default=False)
     per_worker_cap = models.PositiveIntegerField(default=0, help_text=_("0 = no cap"))
     reservation_timeout_minutes = models.PositiveIntegerField(default=30)
     invite_token = models.CharField(max_length=40, unique=True, default=_new_token)
-    completion_code = models.CharField(max_length=40, default=_new_token)
+    completion_code = models.CharField(max_length=40, default=new_completion_code)
     completion_url = models.URLField(blank=True)
+    # A crowdworker's login session ends this long after joining (researchers' last longer).
+    worker_session_hours = models.PositiveSmallIntegerField(
+        default=24, help_text=_("Hours a crowdworker stays logged in after joining (1–720).")
+    )
     acceptability = models.JSONField(default=default_acceptability, blank=True)
+    # Seed 001: every dialogue opens with a first user turn drawn from this dataset, the drawn
+    # set covering all its topics (`CampaignOpening`; None = the worker writes the opening).
+    opening_dataset = models.ForeignKey(
+        Dataset, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    opening_count = models.PositiveSmallIntegerField(default=20)
+    opening_seed = models.IntegerField(default=0)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -237,6 +299,31 @@ class CampaignBackend(models.Model):
         return f"{self.campaign.name}: {self.alias}"
 
 
+class CampaignOpening(models.Model):
+    """One opening utterance drawn for a campaign: a dataset sample and its topic, fixed at
+    drawing time so the set is auditable (which samples, which topics, in what order)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="openings")
+    sample = models.ForeignKey(Sample, on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveSmallIntegerField()
+    topic = models.CharField(max_length=200)
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["campaign", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "sample"], name="campaignopening_unique_sample"
+            ),
+            models.UniqueConstraint(
+                fields=["campaign", "position"], name="campaignopening_unique_position"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign.name}: {self.position} ({self.topic})"
+
+
 class Participant(models.Model):
     """A crowdworker in a campaign, possibly known by a crowdsourcing site's worker id."""
 
@@ -246,6 +333,8 @@ class Participant(models.Model):
     )
     external_id = models.CharField(max_length=120, blank=True)
     source = models.CharField(max_length=40, blank=True, help_text=_("e.g. prolific, mturk"))
+    # Shown to the worker: joining again with this worker id from another browser needs it.
+    resume_code = models.CharField(max_length=12, default=new_resume_code)
     flagged = models.BooleanField(default=False)
     violations = models.PositiveIntegerField(default=0)
     joined_at = models.DateTimeField(auto_now_add=True)
@@ -269,6 +358,15 @@ class Participant(models.Model):
 class Dialogue(models.Model):
     """Every conversation, live, static or imported."""
 
+    class AbandonReason(models.TextChoices):
+        # The first four a worker chooses when skipping or abandoning a reserved scenario.
+        UNCLEAR = "unclear", _("看不懂这个场景或任务")
+        UNFAMILIAR = "unfamiliar", _("不熟悉这个话题")
+        MODEL_BROKEN = "model_broken", _("模型回复有问题，无法继续")
+        OTHER = "other", _("其他原因")
+        TIMEOUT = "timeout", _("长时间未操作（超时）")
+        FLAGGED = "flagged", _("工作者账号被标记")
+
     class Status(models.TextChoices):
         IN_PROGRESS = "in_progress", _("进行中")
         SUBMITTED = "submitted", _("待审核")
@@ -280,6 +378,16 @@ class Dialogue(models.Model):
     backend = models.ForeignKey(Backend, on_delete=models.PROTECT, related_name="dialogues")
     scenario = models.ForeignKey(
         Sample, null=True, blank=True, on_delete=models.PROTECT, related_name="dialogues"
+    )
+    # The campaign opening this dialogue's first user turn is (None: the worker opened it).
+    # (RESTRICT: an opening a dialogue used is never redrawn away, but deleting the campaign
+    # deletes both.)
+    opening = models.ForeignKey(
+        CampaignOpening,
+        null=True,
+        blank=True,
+        on_delete=models.RESTRICT,
+        related_name="dialogues",
     )
     skill = models.ForeignKey(Skill, on_delete=models.PROTECT)
     language = models.CharField(max_length=5, choices=Language.choices)
@@ -300,12 +408,18 @@ class Dialogue(models.Model):
     )
     # Set by review when the dialogue is rejected, shown to the worker who re-collects it.
     rejection_reason = models.TextField(blank=True)
+    # Why an abandoned dialogue was given back (the worker's choice, a timeout, a flag).
+    abandon_reason = models.CharField(max_length=20, choices=AbandonReason.choices, blank=True)
+    abandon_note = models.CharField(max_length=300, blank=True)
     static_run = models.ForeignKey(
         "StaticRun", null=True, blank=True, on_delete=models.CASCADE, related_name="dialogues"
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # Seed 001: the worker ended the chat early because it could not go on; the rubric's turns
+    # it never reached score 0 (the multi-turn score's denominator is fixed).
+    cannot_continue = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at"]
@@ -354,15 +468,8 @@ class Turn(models.Model):
         return f"{self.dialogue_id}:{self.index} {self.speaker}"
 
 
-class StaticRun(models.Model):
+class StaticRun(Job):
     """A static generation job: each backend answers every (or a seeded sample of N) context."""
-
-    class Status(models.TextChoices):
-        PENDING = "pending", _("排队中")
-        RUNNING = "running", _("运行中")
-        DONE = "done", _("已完成")
-        FAILED = "failed", _("有失败")
-        CANCELLED = "cancelled", _("已取消")
 
     name = models.CharField(max_length=160)
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="static_runs")
@@ -372,20 +479,9 @@ class StaticRun(models.Model):
         null=True, blank=True, help_text=_("Seeded random sample of N contexts; empty = all.")
     )
     seed = models.IntegerField(default=0)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    progress_done = models.PositiveIntegerField(default=0)
-    progress_total = models.PositiveIntegerField(default=0)
-    cancel_requested = models.BooleanField(default=False)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at"]
+    class Meta(Job.Meta):
+        pass
 
     def __str__(self) -> str:
         return self.name
@@ -421,3 +517,23 @@ class StaticRunItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id}: {self.backend_id}/{self.sample_id} {self.status}"
+
+
+class ReplyFailure(models.Model):
+    """A live-chat reply the backend failed to give, with the backend's own message.
+
+    The worker sees only a neutral message and a retry button (the detail can name the model or
+    internal hosts and break the blind aliases); researchers see this record on the backend's
+    and the campaign's pages. The detail is redacted of the API key, as the adapters do."""
+
+    backend = models.ForeignKey(Backend, on_delete=models.CASCADE, related_name="reply_failures")
+    dialogue = models.ForeignKey(Dialogue, on_delete=models.CASCADE, related_name="reply_failures")
+    kind = models.CharField(max_length=30)  # a BackendError kind
+    detail = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"ReplyFailure {self.pk} ({self.kind}, dialogue {self.dialogue_id})"

@@ -43,6 +43,7 @@ urlpatterns = [
     path("work/dialogues/<int:pk>/grounding/", live.dialogue_grounding, name="live-grounding"),
     path("work/dialogues/<int:pk>/submit/", live.dialogue_submit, name="live-submit"),
     path("work/dialogues/<int:pk>/recollect/", live.dialogue_recollect, name="live-recollect"),
+    path("work/dialogues/<int:pk>/abandon/", live.dialogue_abandon, name="live-abandon"),
     path("work/campaigns/<int:pk>/next/", live.campaign_next, name="live-next"),
     path("work/campaigns/<int:pk>/complete/", live.campaign_completion, name="live-completion"),
     # Static runs and dialogue export

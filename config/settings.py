@@ -7,6 +7,7 @@ PostgreSQL and Redis. Every variable is documented in `.env.example` and the REA
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -23,7 +24,7 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 # django-environ raises on a malformed boolean ("yes please"), which is what we want.
 DEBUG = env.bool("DEBUG", default=False)
-_DEV_SECRET = "insecure-dev-key-only-for-debug-and-tests"  # noqa: S105
+_DEV_SECRET = "insecure-dev-key-only-for-debug-and-tests"
 SECRET_KEY = env.str("SECRET_KEY", default=_DEV_SECRET if DEBUG else "")
 if not SECRET_KEY:
     raise ImproperlyConfigured(
@@ -47,23 +48,35 @@ INSTALLED_APPS = [
     "django_filters",
     "django_htmx",
     "template_partials",
+    "axes",
+    "csp",
     "core",
     "chat",
     "annotation",
     "metrics",
+    "judges",
+    "workspace",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "core.middleware.AsyncWhiteNoiseMiddleware",  # WhiteNoise, without leaving the loop
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
+    # After LocaleMiddleware (its refusal reads in the user's language), before anything that
+    # puts the path or the form into a query (a campaign's language).
+    "core.middleware.RejectUnstorableInput",
+    # After LocaleMiddleware: a campaign may fix its crowdworker pages' language.
+    "chat.middleware.CampaignLanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last: turns a login refused for too many failures into the lockout page / 429.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -83,6 +96,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "core.context_processors.navigation",
             ],
+            # {% colon %}, {% lparen %}… between translated pieces: full-width in zh/ja only.
+            "builtins": ["core.templatetags.punctuation"],
         },
     }
 ]
@@ -132,7 +147,10 @@ CELERY_RESULT_BACKEND = env.str(
     ),
 )
 CELERY_TASK_DEFAULT_QUEUE = "default"
-CELERY_TASK_QUEUES_NAMES = ("default", "chat", "metrics", "gpu")
+# Queues: default, chat, metrics, gpu. Model-heavy work (neural metric chunks, discriminator
+# training, follow-up item selection) goes to `gpu` when GPU_QUEUE is true — set it where a worker
+# on a GPU machine consumes that queue (`celery -A config worker -Q gpu`) — else to `metrics`.
+GPU_QUEUE = env.bool("GPU_QUEUE", default=False)
 CELERY_TASK_ROUTES = {
     "chat.tasks.*": {"queue": "chat"},
     "metrics.tasks.*": {"queue": "metrics"},
@@ -141,8 +159,14 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
+# A task whose pool process died (killed, out of memory) goes back to the queue instead of being
+# acknowledged as failed. Safe for every task here: each claims its job under a lease in the
+# database and is idempotent, and a job that keeps killing its worker is failed by the sweeper
+# after JOB_MAX_ATTEMPTS claims instead of being redelivered forever.
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # With late acks, Redis redelivers a task still unacknowledged after this long (its default is
-# 1 h): long static runs and metric runs must not be started twice while they are still running.
+# 1 h). Recovery does not wait for it (the job sweeper below re-dispatches abandoned jobs within
+# a lease timeout); a redelivery of a job still running finds its lease taken and does nothing.
 # Only for Redis: the embedded SQLAlchemy transport hands its options to create_engine().
 CELERY_BROKER_TRANSPORT_OPTIONS = (
     {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=6 * 3600)}
@@ -150,13 +174,92 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
     else {}
 )
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# The embedded (SQLAlchemy) broker sleeps this long after a poll that finds no message (kombu's
+# default is 1 s, which a short metric run pays once per chunk); see config/broker.py.
+EMBEDDED_BROKER_POLLING_INTERVAL = env.float("EMBEDDED_BROKER_POLLING_INTERVAL", default=0.1)
+# Each worker process loads the MSDE 16 kernels' models when it starts, not on its first chunk.
+METRICS_WORKER_WARMUP = env.bool("METRICS_WORKER_WARMUP", default=True)
+# Without Redis, a chord's callback waits for `chord_unlock`, which re-checks every this often.
+CELERY_RESULT_CHORD_RETRY_INTERVAL = env.float("CELERY_RESULT_CHORD_RETRY_INTERVAL", default=0.25)
 CELERY_RESULT_EXPIRES = 3600
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ALWAYS_EAGER = False
+
+# --- Background jobs: leases, heartbeats and the sweeper (core/jobs.py) ----------------------
+# A worker renews its job's lease every JOB_HEARTBEAT_SECONDS; a lease not renewed for
+# JOB_LEASE_SECONDS means the worker died, and the sweeper (Celery beat, every
+# JOB_SWEEP_INTERVAL seconds) sends the job again. A job sent but never claimed for
+# JOB_PENDING_TIMEOUT seconds (a lost message) is sent again; one claimed JOB_MAX_ATTEMPTS times
+# without finishing fails with the reason. Worst case from a crash to the job running again:
+# JOB_LEASE_SECONDS + JOB_SWEEP_INTERVAL (90 s by default) once a worker is free.
+JOB_HEARTBEAT_SECONDS = env.float("JOB_HEARTBEAT_SECONDS", default=10.0)
+JOB_LEASE_SECONDS = env.float("JOB_LEASE_SECONDS", default=60.0)
+JOB_SWEEP_INTERVAL = env.float("JOB_SWEEP_INTERVAL", default=30.0)
+JOB_PENDING_TIMEOUT = env.float("JOB_PENDING_TIMEOUT", default=15 * 60.0)
+JOB_MAX_ATTEMPTS = env.int("JOB_MAX_ATTEMPTS", default=5)
+if not 0 < JOB_HEARTBEAT_SECONDS < JOB_LEASE_SECONDS:
+    raise ImproperlyConfigured(
+        "JOB_HEARTBEAT_SECONDS must be positive and shorter than JOB_LEASE_SECONDS "
+        f"(got {JOB_HEARTBEAT_SECONDS} and {JOB_LEASE_SECONDS})."
+    )
+CELERY_BEAT_SCHEDULE = {
+    "jobs-sweep": {
+        "task": "core.jobs_sweep",
+        "schedule": JOB_SWEEP_INTERVAL,
+        # A sweep that waited longer than one interval is superseded by the next one.
+        "options": {"queue": "default", "expires": JOB_SWEEP_INTERVAL},
+    }
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# --- Live chat: where replies in flight live (see chat/services/reply_streams.py) ----------
+# redis://… : shared streams; replies are generated by `chat` Celery workers and any web process
+# relays any reply (several web processes, deploys and crashes lose nothing). memory:// : the
+# embedded default, one web process generates and serves every reply from its own memory.
+CHAT_REPLY_STREAMS_URL = env.str(
+    "CHAT_REPLY_STREAMS_URL",
+    default=CELERY_BROKER_URL
+    if CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
+    else "memory://",
+)
+# Prefix of the streams' keys: deployments (or test runs) sharing one Redis database keep apart.
+CHAT_REPLY_KEY_PREFIX = env.str("CHAT_REPLY_KEY_PREFIX", default="chat")
+# A generator's claim on an utterance lives this long unless renewed (renewed every third of it):
+# a generator that died is replaced after at most this many seconds.
+CHAT_CLAIM_TTL_S = env.float("CHAT_CLAIM_TTL_S", default=15.0)
+# A reply queued for a `chat` worker is re-queued if no worker has started it after this long.
+CHAT_DISPATCH_TTL_S = env.float("CHAT_DISPATCH_TTL_S", default=30.0)
+# How long a finished reply's stream (and a failure, until retried) stays readable.
+CHAT_STREAM_TTL_S = env.int("CHAT_STREAM_TTL_S", default=24 * 3600)
+# A reply's chunks are appended to its stream at most this often (the first one at once).
+CHAT_STREAM_BATCH_MS = env.int("CHAT_STREAM_BATCH_MS", default=40)
+# Redis connections per process for the reply streams: a web process holds one per reply it is
+# relaying, a chat worker one per reply it is writing; beyond it, a request waits for one.
+CHAT_REDIS_MAX_CONNECTIONS = env.int("CHAT_REDIS_MAX_CONNECTIONS", default=2000)
+# Threads (each with its own kept-open database connection) that run the chat views' queries.
+CHAT_DB_THREADS = env.int("CHAT_DB_THREADS", default=8)
+
 # Seconds /healthz waits for a worker to answer its ping task.
 HEALTH_WORKER_TIMEOUT = env.float("HEALTH_WORKER_TIMEOUT", default=5.0)
 
 # --- Auth, i18n ---------------------------------------------------------------------------
+# django-axes counts failed logins (login page, admin, POST /api/token/) per account and per
+# client IP: LOGIN_FAILURE_LIMIT failures lock that account, or that IP, for LOGIN_LOCKOUT_MINUTES
+# (a success resets the count). Behind a reverse proxy, set TRUSTED_PROXY_COUNT so the client IP
+# is read from X-Forwarded-For (otherwise every client would share the proxy's address).
+# Axes' backend only refuses locked-out logins; ModelBackend then checks the password.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "core.security.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "core.security.client_ip"
+AXES_VERBOSE = False
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
@@ -165,7 +268,8 @@ LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = env.str("LANGUAGE_CODE", default="zh-hans")
-LANGUAGES = [("zh-hans", "简体中文"), ("en", "English")]
+# Each language is named in its own script (endonyms), as language pickers conventionally do.
+LANGUAGES = [("zh-hans", "简体中文"), ("en", "English"), ("ja", "日本語")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = env.str("TIME_ZONE", default="Asia/Shanghai")
 USE_I18N = True
@@ -182,10 +286,12 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
-MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
-MEDIA_URL = "media/"
 # Dataset uploads larger than this are refused with a clear message (bytes).
 DATASET_UPLOAD_MAX_BYTES = env.int("DATASET_UPLOAD_MAX_BYTES", default=200 * 1024 * 1024)
+# Per line of an imported JSON Lines file, and per text field in it (a context turn, a
+# reference, a grounding value): longer ones are refused with the line and field named.
+IMPORT_MAX_LINE_BYTES = env.int("IMPORT_MAX_LINE_BYTES", default=4 * 1024 * 1024)
+IMPORT_MAX_TEXT_CHARS = env.int("IMPORT_MAX_TEXT_CHARS", default=100_000)
 # Keep uploads on disk rather than in memory, so big datasets stream.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
@@ -201,7 +307,64 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PARSER_CLASSES": [
+        "core.parsers.SafeJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    # A ServiceError raised by a service answers 400 with one body shape (core/errors.py).
+    "EXCEPTION_HANDLER": "core.api.exception_handler",
 }
+
+# --- Running in public: transport security, cookies, CSP, caches ----------------------------
+# On by default whenever DEBUG is off; each can be turned off (e.g. SECURE_SSL_REDIRECT when a
+# proxy already redirects). Behind a TLS-terminating proxy set SECURE_PROXY_SSL_HEADER=true so
+# Django trusts its X-Forwarded-Proto header (only if the proxy overwrites that header).
+# SITE_HTTPS=false: served over plain HTTP on this machine (`make demo` on 127.0.0.1 sets it);
+# a public deployment leaves it on.
+_PUBLIC = env.bool("SITE_HTTPS", default=not DEBUG)
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=_PUBLIC)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the container health check speaks plain HTTP
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=_PUBLIC)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=_PUBLIC)
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000 if _PUBLIC else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=_PUBLIC)
+# The `preload` directive only makes the site eligible for browsers' preload lists; nothing is
+# submitted anywhere unless the operator does it.
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=_PUBLIC)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+if env.bool("SECURE_PROXY_SSL_HEADER", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Researchers' and experts' sessions last SESSION_COOKIE_AGE (2 weeks by default); a
+# crowdworker's session ends after its campaign's `session_hours` (chat.services.participation).
+SESSION_COOKIE_AGE = env.int("SESSION_COOKIE_AGE", default=14 * 24 * 3600)
+
+# Content Security Policy (django-csp): scripts only from this site (no inline scripts, no
+# eval: htmx runs with allowEval off), no plugins, no framing. Inline style attributes stay
+# allowed (progress bars); model output is always escaped text, never markup.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
+# Rate limits (login lockout above) and other shared counters. One process: memory; several web
+# processes: a shared cache, e.g. CACHE_URL=redis://host:6379/2.
+CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
+# Invite links: joins per client IP per minute (a crowd behind one NAT joins within the limit).
+JOIN_RATE_LIMIT_PER_MINUTE = env.int("JOIN_RATE_LIMIT_PER_MINUTE", default=30)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Dialogue Evaluation Platform API",
     "DESCRIPTION": "Datasets, backends, campaigns, dialogues, ratings, metric runs and reports.",
@@ -213,13 +376,15 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # Several models have a `status` field with different choices; name each set.
     "ENUM_NAME_OVERRIDES": {
-        "JobStatusEnum": "metrics.models.JobStatus",
+        "JobStatusEnum": "core.models.JobStatus",
         "DialogueStatusEnum": "chat.models.Dialogue.Status",
         "CampaignStatusEnum": "chat.models.Campaign.Status",
-        "StaticRunStatusEnum": "chat.models.StaticRun.Status",
         "StaticRunItemStatusEnum": "chat.models.StaticRunItem.Status",
         "RatingJobStatusEnum": "annotation.models.RatingJob.Status",
         "AssignmentStatusEnum": "annotation.models.Assignment.Status",
+        "JudgeModeEnum": "judges.models.Judge.Mode",
+        "CampaignModeEnum": "chat.models.Campaign.Mode",
+        "JudgeAnswerStatusEnum": "judges.models.JudgeAnswer.Status",
     },
 }
 

@@ -1,9 +1,15 @@
+from csp.decorators import csp_exempt
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 urlpatterns = [
+    # Browsers ask for /favicon.ico whatever the page says: answer with the static icon.
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
+    path("", include("workspace.urls")),
     path("", include("core.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
@@ -11,12 +17,14 @@ urlpatterns = [
     path("chat/", include("chat.urls")),
     path("annotation/", include("annotation.urls")),
     path("metrics/", include("metrics.urls")),
+    path("judges/", include("judges.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("config.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(permission_classes=[]), name="api-schema"),
     path(
         "api/docs/",
-        SpectacularSwaggerView.as_view(url_name="api-schema", permission_classes=[]),
+        # Swagger UI's page boots with an inline script; it shows the public schema only.
+        csp_exempt()(SpectacularSwaggerView.as_view(url_name="api-schema", permission_classes=[])),
         name="api-docs",
     ),
 ]

@@ -11,7 +11,7 @@ from enum import StrEnum
 from functools import wraps
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
@@ -30,9 +30,9 @@ _ROLE_VALUES = frozenset(role.value for role in Role)
 
 
 def user_roles(user: AbstractBaseUser | AnonymousUser) -> set[Role]:
-    if not user.is_authenticated:
+    if not isinstance(user, User) or not user.is_authenticated:
         return set()
-    cached = getattr(user, "_platform_roles", None)
+    cached: set[Role] | None = getattr(user, "_platform_roles", None)
     if cached is not None:
         return cached
     roles = {
@@ -40,7 +40,7 @@ def user_roles(user: AbstractBaseUser | AnonymousUser) -> set[Role]:
     }
     if user.is_staff or user.is_superuser:
         roles.add(Role.ADMIN)
-    user._platform_roles = roles  # type: ignore[union-attr]
+    user._platform_roles = roles  # type: ignore[attr-defined]  # a cache for this request's user
     return roles
 
 

@@ -1,16 +1,26 @@
 from typing import Any
 
 from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
 
 from core.access import Role, primary_role, user_roles
+
+ROLE_LABELS = {
+    Role.CROWDWORKER: _("众包工作者"),
+    Role.EXPERT: _("专家"),
+    Role.RESEARCHER: _("研究者"),
+    Role.ADMIN: _("管理员"),
+}
 
 
 def navigation(request: HttpRequest) -> dict[str, Any]:
     """Role-aware navigation flags for the base layout."""
     roles = user_roles(request.user)
     is_admin = Role.ADMIN in roles
+    role = primary_role(request.user)
     return {
-        "role": primary_role(request.user),
+        "role": role,
+        "role_label": ROLE_LABELS.get(role, "") if role else "",
         "nav_researcher": is_admin or Role.RESEARCHER in roles,
         "nav_expert": is_admin or Role.EXPERT in roles,
         "nav_crowdworker": Role.CROWDWORKER in roles,

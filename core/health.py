@@ -1,15 +1,40 @@
-"""Health of the database, the broker and the workers, for `GET /healthz`."""
+"""Health of the database, the broker and the workers, for `GET /healthz`.
+
+Besides the checks that decide the status, apps register *feature* checks: things that work
+degraded rather than down (report figures without a CJK font). They are reported under
+``features`` with ``ok: false`` and a reason, and never turn the status to an error. ``core``
+imports no app, so the apps register them (``metrics`` in its ``AppConfig.ready``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from celery.exceptions import TimeoutError as CeleryTimeout
 from django.db import connection
-from kombu import Connection
+from kombu.connection import Connection
 
 from config.celery import app as celery_app
 from core.tasks import ping
+
+FeatureCheck = Callable[[], dict[str, Any]]
+_FEATURES: dict[str, FeatureCheck] = {}
+
+
+def register_feature_check(name: str, check: FeatureCheck) -> None:
+    """Report ``check()`` (a dict with at least ``ok`` and ``detail``) under ``features.<name>``."""
+    _FEATURES[name] = check
+
+
+def _features() -> dict[str, dict[str, Any]]:
+    features = {}
+    for name, check in sorted(_FEATURES.items()):
+        try:
+            features[name] = check()
+        except Exception as exc:  # noqa: BLE001 - a broken feature check reports, never 500s
+            features[name] = {"ok": False, "detail": f"{type(exc).__name__}: {exc}"}
+    return features
 
 
 def _check_database() -> dict[str, Any]:
@@ -17,7 +42,7 @@ def _check_database() -> dict[str, Any]:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
         return {"ok": True, "detail": connection.vendor}
-    except Exception as exc:  # any driver error means "down"; the message says which
+    except Exception as exc:  # noqa: BLE001  # any driver error means "down"; the message says which
         return {"ok": False, "detail": f"{type(exc).__name__}: {exc}"}
 
 
@@ -29,7 +54,7 @@ def _check_broker(url: str) -> dict[str, Any]:
             conn.ensure_connection(max_retries=1, timeout=3)
             conn.default_channel.close()  # opening a channel proves the transport works
         return {"ok": True, "detail": transport}
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001  # any transport error means "down"
         return {"ok": False, "detail": f"{transport}: {type(exc).__name__}: {exc}"}
 
 
@@ -43,7 +68,7 @@ def _check_worker(timeout: float) -> dict[str, Any]:
         return {"ok": answer == "pong", "detail": "a worker answered the ping task"}
     except CeleryTimeout:
         return {"ok": False, "detail": f"no worker answered within {timeout:g} s"}
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001  # a broken result backend is "down" too
         return {"ok": False, "detail": f"{type(exc).__name__}: {exc}"}
 
 
@@ -58,4 +83,4 @@ def health_check(*, worker_timeout: float = 5.0, broker_url: str | None = None) 
     else:
         checks["worker"] = {"ok": False, "detail": "not checked: the broker is down"}
     ok = all(check["ok"] for check in checks.values())
-    return {"status": "ok" if ok else "error", "checks": checks}
+    return {"status": "ok" if ok else "error", "checks": checks, "features": _features()}

@@ -1,6 +1,6 @@
 """API routes of the metrics app (under /api/). Each area adds its routes in its own block."""
 
-from django.urls import path  # noqa: F401
+from django.urls import path
 
 from metrics.api import discriminators, metric_runs
 from metrics.api import reports as report_api
@@ -8,6 +8,11 @@ from metrics.api import reports as report_api
 urlpatterns = [
     # Metric runs
     path("metric-runs/", metric_runs.MetricRunListApi.as_view(), name="api-metric-run-list"),
+    path(
+        "metric-runs/preflight/",
+        metric_runs.MetricRunPreflightApi.as_view(),
+        name="api-metric-run-preflight",
+    ),
     path(
         "metric-runs/<int:pk>/",
         metric_runs.MetricRunDetailApi.as_view(),
@@ -37,6 +42,9 @@ urlpatterns = [
     path("reports/", report_api.ReportListCreateApi.as_view(), name="api-report-list"),
     path("reports/<int:pk>/", report_api.ReportDetailApi.as_view(), name="api-report-detail"),
     path("reports/<int:pk>/rerun/", report_api.ReportRerunApi.as_view(), name="api-report-rerun"),
+    path(
+        "reports/<int:pk>/cancel/", report_api.ReportCancelApi.as_view(), name="api-report-cancel"
+    ),
     path(
         "reports/<int:pk>/download/<str:fmt>/",
         report_api.ReportDownloadApi.as_view(),

@@ -18,10 +18,9 @@ from metrics.scorers.base import (
     RUBER_BLENDS,
     Settings,
 )
-from metrics.scorers.registry import METRICS
+from metrics.scorers.registry import METRICS, PRESET_LABELS, PRESETS
 from metrics.scorers.text import LANGUAGES, PROFILES, TOKENIZERS
 from metrics.selectors.discriminators import usable_discriminators
-from metrics.services.metric_runs import PRESET_LABELS, PRESETS
 
 SETTING_CHOICES: dict[str, tuple[str, ...]] = {
     "lang": LANGUAGES,

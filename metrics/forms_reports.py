@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from chat.models import Campaign
@@ -102,12 +103,16 @@ class ReportForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        runs = list(self.fields["metric_runs"].queryset)  # type: ignore[attr-defined]
-        jobs = list(self.fields["rating_jobs"].queryset)  # type: ignore[attr-defined]
-        metrics = selectors.run_metric_names(runs=runs) if runs else []
-        dimensions = selectors.job_dimensions(jobs=jobs) if jobs else []
-        self.fields["metrics"].choices = [(m, m) for m in metrics]  # type: ignore[attr-defined]
-        self.fields["dimensions"].choices = [(d, d) for d in dimensions]  # type: ignore[attr-defined]
+        runs = list(self.fields["metric_runs"].queryset)  # type: ignore[attr-defined]  # ModelMultipleChoiceFields
+        jobs = list(self.fields["rating_jobs"].queryset)  # type: ignore[attr-defined]  # ModelMultipleChoiceFields
+        # Only what has values: a metric with scores, a dimension with submitted ratings.
+        metrics = selectors.scored_metric_names(runs=runs) if runs else []
+        dimensions = selectors.rated_dimensions(jobs=jobs) if jobs else []
+        labels = selectors.dimension_labels(jobs=jobs, language=get_language() or "zh-hans")
+        self.fields["metrics"].choices = [(m, m) for m in metrics]  # type: ignore[attr-defined]  # a MultipleChoiceField
+        self.fields["dimensions"].choices = [  # type: ignore[attr-defined]  # a MultipleChoiceField
+            (d, f"{labels.get(d, d)} ({d})" if labels.get(d, d) != d else d) for d in dimensions
+        ]
 
     def config(self) -> dict[str, Any]:
         """The cleaned data as a report configuration (ids for runs and jobs)."""

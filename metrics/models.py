@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from chat.models import Backend, Campaign, Dataset, Dialogue, Skill, StaticRun, Turn
-
-
-class JobStatus(models.TextChoices):
-    PENDING = "pending", _("排队中")
-    RUNNING = "running", _("运行中")
-    DONE = "done", _("已完成")
-    FAILED = "failed", _("失败")
-    CANCELLED = "cancelled", _("已取消")
+from core.models import Job, Leased
+from core.models import JobStatus as JobStatus  # one status for every job, re-exported
 
 
 class Level(models.TextChoices):
@@ -24,7 +17,7 @@ class Level(models.TextChoices):
     SYSTEM = "system", _("系统")
 
 
-class MetricRun(models.Model):
+class MetricRun(Job):
     """A scoring job over a campaign's dialogues, or a set of imported external scores."""
 
     class Source(models.TextChoices):
@@ -51,25 +44,9 @@ class MetricRun(models.Model):
     metric_settings = models.JSONField(default=dict, blank=True)  # tokenizer, model paths, ...
     signatures = models.JSONField(default=dict, blank=True)  # metric -> settings signature string
     unavailable = models.JSONField(default=dict, blank=True)  # metric -> "unavailable: <why>"
-    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING)
-    progress_done = models.PositiveIntegerField(default=0)
-    progress_total = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at"]
-        constraints = [
-            models.CheckConstraint(
-                condition=Q(progress_done__lte=models.F("progress_total")) | Q(progress_total=0),
-                name="metricrun_progress_bounded",
-            ),
-        ]
+    class Meta(Job.Meta):
+        pass
 
     def __str__(self) -> str:
         return self.name
@@ -131,13 +108,15 @@ class MetricScore(models.Model):
         return f"{self.metric}@{self.level}={self.value:.4g}"
 
 
-class MetricRunChunk(models.Model):
+class MetricRunChunk(Leased):
     """One unit of a run's work: one system batch (backend × skill) × one metric family.
 
     Corpus values (and CIDEr-D's idf) are defined over a whole system batch, so a batch is never
     split. ``skill`` None is the backend's batch over all skills, which only yields the system
     scores of group "". A chunk is done exactly once (compare-and-set on ``status``), which is
-    what keeps ``MetricRun.progress_done`` exact when a crashed chunk is run again.
+    what keeps ``MetricRun.progress_done`` exact when a crashed chunk is run again. A chunk is
+    the leased unit of a metric run (the worker scoring it renews its lease; the sweeper sends an
+    abandoned chunk again).
     """
 
     run = models.ForeignKey(MetricRun, on_delete=models.CASCADE, related_name="chunks")
@@ -145,7 +124,6 @@ class MetricRunChunk(models.Model):
     skill = models.ForeignKey(Skill, null=True, blank=True, on_delete=models.CASCADE)
     family = models.CharField(max_length=40)
     metrics = models.JSONField(default=list)
-    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING)
     responses = models.PositiveIntegerField(default=0)
     signatures = models.JSONField(default=dict, blank=True)
     unavailable = models.JSONField(default=dict, blank=True)
@@ -170,33 +148,24 @@ class MetricRunChunk(models.Model):
         return f"{self.run_id}: {self.backend_id}/{self.skill_id or '*'}/{self.family}"
 
 
-class Report(models.Model):
+class Report(Job):
     """A correlation study: its configuration, status, results (JSON) and generated files."""
 
     name = models.CharField(max_length=160)
     config = models.JSONField(default=dict)
-    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING)
-    progress_done = models.PositiveIntegerField(default=0)
-    progress_total = models.PositiveIntegerField(default=0)
     results = models.JSONField(default=dict, blank=True)
     # Versions of rubrics and metric implementations used, so the report can be re-run.
     provenance = models.JSONField(default=dict, blank=True)
     files_dir = models.CharField(max_length=300, blank=True)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at"]
+    class Meta(Job.Meta):
+        pass
 
     def __str__(self) -> str:
         return self.name
 
 
-class TrainedDiscriminator(models.Model):
+class TrainedDiscriminator(Job):
     """A learned response discriminator (seed 003) trained on a dataset's context-response pairs.
 
     Saved versions are usable as an unreferenced metric; ``path`` is the saved model directory.
@@ -205,27 +174,17 @@ class TrainedDiscriminator(models.Model):
     name = models.CharField(max_length=160, unique=True)
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="+")
     config = models.JSONField(default=dict, blank=True)  # architecture preset and training settings
-    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING)
-    progress_done = models.PositiveIntegerField(default=0)
-    progress_total = models.PositiveIntegerField(default=0)
     results = models.JSONField(default=dict, blank=True)  # accuracy, precision, recall, F1
     path = models.CharField(max_length=300, blank=True)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at"]
+    class Meta(Job.Meta):
+        pass
 
     def __str__(self) -> str:
         return self.name
 
 
-class FollowupSelection(models.Model):
+class FollowupSelection(Job):
     """FED-Selected / FED-Cond-Selected item selection (seed 004 §3) against a rating job.
 
     ``results`` holds the 2-fold cross-validated choice (items per fold, held-out Spearman and
@@ -243,19 +202,10 @@ class FollowupSelection(models.Model):
     criterion = models.CharField(max_length=10, default="spearman")
     max_items = models.PositiveSmallIntegerField(null=True, blank=True)
     seed = models.IntegerField(default=0)
-    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING)
-    progress_done = models.PositiveIntegerField(default=0)
-    progress_total = models.PositiveIntegerField(default=0)
     results = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at"]
+    class Meta(Job.Meta):
+        pass
 
     def __str__(self) -> str:
         return self.name

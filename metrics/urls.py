@@ -1,6 +1,6 @@
 """HTML routes of the metrics app. Each area adds its routes in its own block."""
 
-from django.urls import path  # noqa: F401
+from django.urls import path
 
 from metrics.views import discriminators, followup, metric_runs
 from metrics.views import reports as report_views
@@ -11,6 +11,7 @@ urlpatterns = [
     # Metric runs
     path("runs/", metric_runs.run_list, name="metric-run-list"),
     path("runs/new/", metric_runs.run_create, name="metric-run-create"),
+    path("runs/preflight/", metric_runs.run_preflight, name="metric-run-preflight"),
     path("runs/<int:pk>/", metric_runs.run_detail, name="metric-run-detail"),
     path("runs/<int:pk>/cancel/", metric_runs.run_cancel, name="metric-run-cancel"),
     path("runs/<int:pk>/resume/", metric_runs.run_resume, name="metric-run-resume"),
@@ -27,6 +28,7 @@ urlpatterns = [
     path("reports/import-scores/", report_views.score_import, name="score-import"),
     path("reports/<int:pk>/", report_views.report_detail, name="report-detail"),
     path("reports/<int:pk>/rerun/", report_views.report_rerun, name="report-rerun"),
+    path("reports/<int:pk>/cancel/", report_views.report_cancel, name="report-cancel"),
     path(
         "reports/<int:pk>/download/<str:fmt>/",
         report_views.report_download,
@@ -50,7 +52,14 @@ urlpatterns = [
         discriminators.discriminator_retry,
         name="discriminator-retry",
     ),
+    path(
+        "discriminators/<int:pk>/cancel/",
+        discriminators.discriminator_cancel,
+        name="discriminator-cancel",
+    ),
     path("followup-selections/", followup.selection_list, name="followup-list"),
     path("followup-selections/new/", followup.selection_create, name="followup-create"),
     path("followup-selections/<int:pk>/", followup.selection_detail, name="followup-detail"),
+    path("followup-selections/<int:pk>/cancel/", followup.selection_cancel, name="followup-cancel"),
+    path("followup-selections/<int:pk>/retry/", followup.selection_retry, name="followup-retry"),
 ]

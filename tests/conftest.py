@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,9 +12,22 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 
 from core.access import Role
-from tests.helpers import database_url_for_subprocess
+from tests.helpers import start_worker_process
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The test client and the browser tests' live server speak plain HTTP: the production
+    defaults (HTTPS redirect, Secure cookies, HSTS; on whenever DEBUG is off) are tested on
+    their own in tests/core/test_security.py. Set for the whole session, before any server or
+    middleware reads them (SecurityMiddleware keeps its settings from when it is built)."""
+    from django.conf import settings
+
+    settings.SECURE_SSL_REDIRECT = False
+    settings.SESSION_COOKIE_SECURE = False
+    settings.CSRF_COOKIE_SECURE = False
+    settings.SECURE_HSTS_SECONDS = 0
 
 
 def make_user(username: str, *roles: Role, password: str = "pw-123456", **extra: object) -> User:
@@ -24,6 +35,27 @@ def make_user(username: str, *roles: Role, password: str = "pw-123456", **extra:
     for role in roles:
         user.groups.add(Group.objects.get(name=role.value))
     return user
+
+
+@pytest.fixture(autouse=True)
+def embedded_reply_streams(settings) -> None:
+    """Tests serve the app from one process (a uvicorn thread, the test client): the embedded
+    mode, replies in memory and generated in that process. The scaled-out mode, with Redis and
+    `chat` workers, has tests of its own (tests/chat/live/test_scale_out.py) that override this."""
+    settings.CHAT_REPLY_STREAMS_URL = "memory://"
+
+
+@pytest.fixture(autouse=True)
+def _chat_queries_see_the_test_transaction(request: pytest.FixtureRequest, settings) -> None:
+    """The chat's async views run their queries on threads with connections of their own, which
+    cannot see the rows of a test wrapped in a transaction: such tests run them on the test's
+    thread instead (`CHAT_DB_THREADS = 0`); transactional tests keep the real threads."""
+    marker = request.node.get_closest_marker("django_db")
+    transactional = "transactional_db" in request.fixturenames or (
+        marker is not None and marker.kwargs.get("transaction", False)
+    )
+    if not transactional:
+        settings.CHAT_DB_THREADS = 0
 
 
 @pytest.fixture
@@ -72,28 +104,7 @@ def celery_worker_process(
     worker sees only committed rows, hence a transactional database; the serialized rollback puts
     back what migrations created (roles, skills, rubric presets) once the test has flushed it.
     """
-    env = {**os.environ, "DATABASE_URL": database_url_for_subprocess()}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "-Q",
-            "default,chat,metrics,gpu",
-            "--pool=solo",
-            "--loglevel=WARNING",
-            "--without-heartbeat",
-            "--without-mingle",
-            "--without-gossip",
-        ],
-        cwd=REPO_ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    proc = start_worker_process(REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     _wait_until_the_worker_answers(proc)
     try:
         yield proc

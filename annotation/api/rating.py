@@ -15,19 +15,19 @@ from rest_framework.views import APIView
 from annotation.models import Assignment, GoldItem, RatingJob, Rubric
 from annotation.rubric_spec import AnswerError
 from annotation.selectors import rating as selectors
-from annotation.services import assignments as assignment_services
-from annotation.services import quality
+from annotation.services import quality, ratings
+from annotation.services import rating_assignments as assignment_services
 from annotation.services import rating_jobs as services
-from annotation.services.assignments import RatingJobError
-from annotation.services.quality import QualitySettingsError
 from chat.models import Campaign, Dialogue, StaticRun
 from core.access import IsExpert
+from core.api import refused
+from core.errors import RequestParameterError, ServiceError
 
-_JOB_ERRORS = (RatingJobError, QualitySettingsError)
 
-
-class RatingErrorOutput(serializers.Serializer):
-    detail = serializers.CharField()
+def _refused_answer(exc: AnswerError) -> ServiceError:
+    """This app's refusals are ServiceErrors already (with ``missing`` on submit); a rubric
+    kernel's plain AnswerError is given the same shape."""
+    return exc if isinstance(exc, ServiceError) else ServiceError(str(exc))
 
 
 class JobOutput(serializers.ModelSerializer):
@@ -47,6 +47,9 @@ class JobOutput(serializers.ModelSerializer):
             "quality_settings",
             "deadline_hours",
             "seed",
+            "sample_size",
+            "sample_seed",
+            "sample",
             "created_at",
         ]
 
@@ -75,14 +78,19 @@ class JobListCreateApi(generics.ListAPIView):
         quality_settings = serializers.DictField(required=False)
         deadline_hours = serializers.IntegerField(min_value=1, default=72)
         seed = serializers.IntegerField(default=0)
+        sample_size = serializers.IntegerField(
+            min_value=1,
+            required=False,
+            allow_null=True,
+            help_text="rate only this many dialogues per system (seed 001: 500 of 1500)",
+        )
+        sample_seed = serializers.IntegerField(default=0)
         allow_below_minimum = serializers.BooleanField(default=False)
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         return selectors.job_list()
 
-    @extend_schema(
-        request=JobCreateInput, responses={201: JobOutput, 400: OpenApiResponse(RatingErrorOutput)}
-    )
+    @extend_schema(request=JobCreateInput, responses={201: JobOutput, 400: refused()})
     def post(self, request: Request) -> Response:
         serializer = self.JobCreateInput(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -92,27 +100,23 @@ class JobListCreateApi(generics.ListAPIView):
             found = {u.username: u for u in User.objects.filter(username__in=data["raters"])}
             unknown = sorted(set(data["raters"]) - set(found))
             if unknown:
-                return Response(
-                    {"detail": f"raters: unknown users {', '.join(unknown)}"},
-                    status=status.HTTP_400_BAD_REQUEST,
-                )
+                raise RequestParameterError(f"unknown users {', '.join(unknown)}", field="raters")
             raters = list(found.values())
-        try:
-            job = services.job_create(
-                name=data["name"],
-                campaign=data["campaign"],
-                static_run=data.get("static_run"),
-                rubric=data["rubric"],
-                raters_per_dialogue=data["raters_per_dialogue"],
-                raters=raters,
-                quality_settings=data.get("quality_settings"),
-                deadline_hours=data["deadline_hours"],
-                seed=data["seed"],
-                created_by=request.user,
-                allow_below_minimum=data["allow_below_minimum"],
-            )
-        except _JOB_ERRORS as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        job = services.job_create(
+            name=data["name"],
+            campaign=data["campaign"],
+            static_run=data.get("static_run"),
+            rubric=data["rubric"],
+            raters_per_dialogue=data["raters_per_dialogue"],
+            raters=raters,
+            quality_settings=data.get("quality_settings"),
+            deadline_hours=data["deadline_hours"],
+            seed=data["seed"],
+            sample_size=data.get("sample_size"),
+            sample_seed=data["sample_seed"],
+            created_by=request.user,
+            allow_below_minimum=data["allow_below_minimum"],
+        )
         return Response(JobOutput(job).data, status=status.HTTP_201_CREATED)
 
 
@@ -127,26 +131,18 @@ class JobDetailApi(APIView):
     def get(self, request: Request, pk: int) -> Response:
         return Response(JobOutput(get_object_or_404(RatingJob, pk=pk)).data)
 
-    @extend_schema(
-        request=JobPatchInput, responses={200: JobOutput, 400: OpenApiResponse(RatingErrorOutput)}
-    )
+    @extend_schema(request=JobPatchInput, responses={200: JobOutput, 400: refused()})
     def patch(self, request: Request, pk: int) -> Response:
         job = get_object_or_404(RatingJob, pk=pk)
         serializer = self.JobPatchInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            job = services.job_update(job=job, **serializer.validated_data)
-        except _JOB_ERRORS as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        job = services.job_update(job=job, **serializer.validated_data)
         return Response(JobOutput(job).data)
 
-    @extend_schema(responses={204: None, 400: OpenApiResponse(RatingErrorOutput)})
+    @extend_schema(responses={204: None, 400: refused()})
     def delete(self, request: Request, pk: int) -> Response:
         job = get_object_or_404(RatingJob, pk=pk)
-        try:
-            services.job_delete(job=job)
-        except _JOB_ERRORS as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        services.job_delete(job=job)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -155,18 +151,10 @@ class JobStatusApi(APIView):
 
     action = "open"
 
-    @extend_schema(
-        request=None, responses={200: JobOutput, 400: OpenApiResponse(RatingErrorOutput)}
-    )
+    @extend_schema(request=None, responses={200: JobOutput, 400: refused()})
     def post(self, request: Request, pk: int) -> Response:
         job = get_object_or_404(RatingJob, pk=pk)
-        try:
-            if self.action == "open":
-                job = services.job_open(job=job)
-            else:
-                job = services.job_close(job=job)
-        except _JOB_ERRORS as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        job = services.job_open(job=job) if self.action == "open" else services.job_close(job=job)
         return Response(JobOutput(job).data)
 
 
@@ -209,21 +197,16 @@ class GoldItemApi(APIView):
         purpose = serializers.ChoiceField(choices=GoldItem.Purpose.choices)
         answers = serializers.ListField(child=serializers.DictField())
 
-    @extend_schema(
-        request=GoldItemInput, responses={201: None, 400: OpenApiResponse(RatingErrorOutput)}
-    )
+    @extend_schema(request=GoldItemInput, responses={201: None, 400: refused()})
     def post(self, request: Request, pk: int) -> Response:
         job = get_object_or_404(RatingJob, pk=pk)
         serializer = self.GoldItemInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         dialogue = get_object_or_404(Dialogue, pk=data["dialogue"])
-        try:
-            item = services.gold_item_set(
-                job=job, dialogue=dialogue, purpose=data["purpose"], answers=data["answers"]
-            )
-        except _JOB_ERRORS as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        item = services.gold_item_set(
+            job=job, dialogue=dialogue, purpose=data["purpose"], answers=data["answers"]
+        )
         return Response(
             {"id": item.pk, "purpose": item.purpose, "answers": item.answers},
             status=status.HTTP_201_CREATED,
@@ -236,30 +219,22 @@ class RaterBlockApi(APIView):
     class RaterBlockInput(serializers.Serializer):
         reason = serializers.CharField()
 
-    @extend_schema(
-        request=RaterBlockInput, responses={200: None, 400: OpenApiResponse(RatingErrorOutput)}
-    )
+    @extend_schema(request=RaterBlockInput, responses={200: None, 400: refused()})
     def post(self, request: Request, pk: int, rater_id: int) -> Response:
         job = get_object_or_404(RatingJob, pk=pk)
         rater = get_object_or_404(User, pk=rater_id)
         serializer = self.RaterBlockInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            revoked = assignment_services.rater_block(
-                job=job, rater=rater, reason=serializer.validated_data["reason"], by=request.user
-            )
-        except _JOB_ERRORS as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        revoked = assignment_services.rater_block(
+            job=job, rater=rater, reason=serializer.validated_data["reason"], by=request.user
+        )
         return Response({"state": "blocked", "returned_to_pool": revoked})
 
-    @extend_schema(responses={200: None, 400: OpenApiResponse(RatingErrorOutput)})
+    @extend_schema(responses={200: None, 400: refused()})
     def delete(self, request: Request, pk: int, rater_id: int) -> Response:
         job = get_object_or_404(RatingJob, pk=pk)
         rater = get_object_or_404(User, pk=rater_id)
-        try:
-            assignment_services.rater_unblock(job=job, rater=rater, by=request.user)
-        except _JOB_ERRORS as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        assignment_services.rater_unblock(job=job, rater=rater, by=request.user)
         return Response({"state": "active"})
 
 
@@ -288,26 +263,17 @@ class MyAssignmentsApi(generics.ListAPIView):
     serializer_class = AssignmentOutput
     queryset = Assignment.objects.none()  # the schema generator's model hint
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return Assignment.objects.none()
-        return (
-            Assignment.objects.filter(
-                rater=self.request.user,
-                status__in=selectors.ACTIVE_STATUSES,
-                job__status=RatingJob.Status.OPEN,
-                job__is_live=False,
-            )
-            .select_related("job")
-            .order_by("job", "order", "id")
-        )
+        return selectors.rater_assignments(rater=self.request.user)
 
 
 def _my_assignment(request: Request, pk: int) -> Assignment:
     assignment = get_object_or_404(
         Assignment.objects.select_related("job", "dialogue"), pk=pk, job__is_live=False
     )
-    assignment_services.check_assignment_access(assignment=assignment, user=request.user)
+    ratings.check_assignment_access(assignment=assignment, user=request.user)
     return assignment
 
 
@@ -322,16 +288,14 @@ class RatingSaveApi(APIView):
         value = serializers.JSONField()
         turn = serializers.IntegerField(required=False, allow_null=True)
 
-    @extend_schema(
-        request=RatingSaveInput, responses={200: None, 400: OpenApiResponse(RatingErrorOutput)}
-    )
+    @extend_schema(request=RatingSaveInput, responses={200: None, 400: refused()})
     def post(self, request: Request, pk: int) -> Response:
         assignment = _my_assignment(request, pk)
         serializer = self.RatingSaveInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
-            rating = assignment_services.rating_save(
+            rating = ratings.rating_save(
                 assignment=assignment,
                 user=request.user,
                 question=data["question"],
@@ -339,7 +303,7 @@ class RatingSaveApi(APIView):
                 turn_id=data.get("turn"),
             )
         except AnswerError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+            raise _refused_answer(exc) from exc
         return Response(
             {
                 "question": rating.question,
@@ -355,19 +319,11 @@ class AssignmentSubmitApi(APIView):
 
     permission_classes = [IsExpert]
 
-    @extend_schema(
-        request=None, responses={200: AssignmentOutput, 400: OpenApiResponse(RatingErrorOutput)}
-    )
+    @extend_schema(request=None, responses={200: AssignmentOutput, 400: refused()})
     def post(self, request: Request, pk: int) -> Response:
         assignment = _my_assignment(request, pk)
         try:
-            assignment = assignment_services.assignment_submit(
-                assignment=assignment, user=request.user
-            )
-        except assignment_services.IncompleteError as exc:
-            return Response(
-                {"detail": str(exc), "missing": exc.missing}, status=status.HTTP_400_BAD_REQUEST
-            )
+            assignment = ratings.assignment_submit(assignment=assignment, user=request.user)
         except AnswerError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+            raise _refused_answer(exc) from exc
         return Response(AssignmentOutput(assignment).data)

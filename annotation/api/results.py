@@ -23,8 +23,10 @@ from annotation.selectors.human_scores import (
     normalised_system_scores,
     system_score_rows,
 )
-from annotation.services.rating_import import RatingImportError, ratings_import
+from annotation.services.rating_import import ratings_import
 from annotation.views.results import export_response
+from core.api import refused
+from core.errors import RequestParameterError
 
 
 def _job(pk: int) -> RatingJob:
@@ -44,6 +46,7 @@ class JobResultsApi(APIView):
                 "job": job.name,
                 "rubric": {"key": job.rubric.key, "version": job.rubric.version},
                 "skipped": [asdict(s) for s in scores.skipped],
+                "completeness": scores.completeness(),
                 "agreement": [asdict(a) for a in job_agreement(job=job, data=scores.data)],
                 "raters": [asdict(d) for d in job_rater_deviations(job=job, data=scores.data)],
                 "systems": [asdict(r) for r in system_score_rows(job=job, scores=scores)],
@@ -62,10 +65,8 @@ class HumanScoresApi(APIView):
     def get(self, request: Request, pk: int) -> Response:
         level = request.query_params.get("level", "dialogue")
         if level not in ("dialogue", "turn"):
-            return Response(
-                {"detail": "level must be dialogue or turn"}, status=status.HTTP_400_BAD_REQUEST
-            )
-        return Response([asdict(s) for s in human_scores(job=_job(pk), level=level)])  # type: ignore[arg-type]
+            raise RequestParameterError("must be dialogue or turn", field="level")
+        return Response([asdict(s) for s in human_scores(job=_job(pk), level=level)])  # type: ignore[arg-type]  # checked above
 
 
 class JobExportApi(APIView):
@@ -80,9 +81,10 @@ class JobExportApi(APIView):
     def get(self, request: Request, pk: int) -> StreamingHttpResponse | Response:
         what = request.query_params.get("what", "raw")
         fmt = request.query_params.get("fmt", "csv")
-        if what not in WHATS or fmt not in FORMATS:
-            detail = f"what must be one of {', '.join(WHATS)}; fmt one of {', '.join(FORMATS)}"
-            return Response({"detail": detail}, status=status.HTTP_400_BAD_REQUEST)
+        if what not in WHATS:
+            raise RequestParameterError(f"must be one of {', '.join(WHATS)}", field="what")
+        if fmt not in FORMATS:
+            raise RequestParameterError(f"must be one of {', '.join(FORMATS)}", field="fmt")
         return export_response(job=_job(pk), what=what, fmt=fmt)
 
 
@@ -96,37 +98,22 @@ class RatingImportApi(APIView):
         campaign = serializers.CharField(help_text="campaign name")
         rubric = serializers.CharField(help_text="KEY (latest version) or KEY:VERSION")
 
-    class RatingImportErrorOutput(serializers.Serializer):
-        detail = serializers.CharField()
-        row = serializers.IntegerField(allow_null=True)
-        column = serializers.CharField(allow_null=True)
-        argument = serializers.CharField(allow_null=True)
-
     @extend_schema(
         request=RatingImportInput,
         responses={
             201: OpenApiResponse(description="job id and counts"),
-            400: OpenApiResponse(RatingImportErrorOutput, description="Import refused"),
+            400: refused("Import refused; nothing was saved"),
         },
     )
     def post(self, request: Request) -> Response:
         data = self.RatingImportInput(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            result = ratings_import(
-                fileobj=data.validated_data["file"],
-                campaign_name=data.validated_data["campaign"],
-                rubric_ref=data.validated_data["rubric"],
-                created_by=request.user,
-            )
-        except RatingImportError as exc:
-            body = {
-                "detail": str(exc),
-                "row": exc.row,
-                "column": exc.column,
-                "argument": exc.argument,
-            }
-            return Response(body, status=status.HTTP_400_BAD_REQUEST)
+        result = ratings_import(
+            fileobj=data.validated_data["file"],
+            campaign_name=data.validated_data["campaign"],
+            rubric_ref=data.validated_data["rubric"],
+            created_by=request.user,
+        )
         return Response(
             {
                 "job": result.job.pk,

@@ -3,7 +3,7 @@ researcher's per-campaign review policy."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import get_object_or_404
 from rest_framework.request import Request
@@ -15,10 +15,7 @@ from annotation.selectors import review as selectors
 from annotation.services import review as services
 from chat.models import Campaign, Dialogue
 from core.access import IsExpert
-
-
-class ReviewErrorOutput(serializers.Serializer):
-    detail = serializers.CharField()
+from core.api import refused
 
 
 class QueueItemOutput(serializers.Serializer):
@@ -64,8 +61,8 @@ class ReviewDecisionApi(APIView):
         request=ReviewDecisionInput,
         responses={
             201: ReviewDecisionOutput,
-            400: OpenApiResponse(ReviewErrorOutput),
-            403: OpenApiResponse(ReviewErrorOutput),
+            400: refused(),
+            403: refused(),
         },
     )
     def post(self, request: Request, pk: int) -> Response:
@@ -73,16 +70,13 @@ class ReviewDecisionApi(APIView):
         serializer = self.ReviewDecisionInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        try:
-            review = services.review_submit(
-                dialogue=dialogue,
-                reviewer=request.user,
-                decision=data["decision"],
-                reasons=data.get("reasons", []),
-                comment=data.get("comment", ""),
-            )
-        except services.ReviewError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        review = services.review_submit(
+            dialogue=dialogue,
+            reviewer=request.user,
+            decision=data["decision"],
+            reasons=data.get("reasons", []),
+            comment=data.get("comment", ""),
+        )
         review.dialogue.refresh_from_db(fields=["status"])
         return Response(self.ReviewDecisionOutput(review).data, status=status.HTTP_201_CREATED)
 
@@ -102,14 +96,11 @@ class ReviewPolicyApi(APIView):
 
     @extend_schema(
         request=ReviewPolicyBody,
-        responses={200: ReviewPolicyBody, 400: OpenApiResponse(ReviewErrorOutput)},
+        responses={200: ReviewPolicyBody, 400: refused()},
     )
     def put(self, request: Request, campaign_id: int) -> Response:
         campaign = get_object_or_404(Campaign, pk=campaign_id)
         serializer = self.ReviewPolicyBody(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            policy = services.review_policy_set(campaign=campaign, **serializer.validated_data)
-        except services.ReviewError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        policy = services.review_policy_set(campaign=campaign, **serializer.validated_data)
         return Response(self.ReviewPolicyBody(policy).data)

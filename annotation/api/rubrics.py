@@ -66,7 +66,7 @@ class RubricListCreateApi(APIView):
 class RubricDetailApi(generics.RetrieveAPIView):
     serializer_class = RubricOutput
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         return selectors.rubric_list()
 
 

@@ -8,7 +8,14 @@
 - `yesno-multi-turn` — seed 001 多轮对话评测: per model turn, 2 categories (relevance and
   divergence) × 4 yes/no indicators, at most 5 turns, ≥ 5 raters, normalised to 0–100.
 - `likert` — seed 004 (対話コンペ 3, open track): naturalness, topic following and topic
-  providing on 1–5; overall = their mean.
+  providing on 1–5, phrased as agreement statements; overall = their mean.
+- `dslc3-open` — seed 004 §4.1, 対話システムライブコンペティション 3's open track in its own
+  wording: 自然性, 話題追従, 話題提供, each on 5 points in steps of 0.5 (the competition's
+  published scores have half points); the dialogue's score is their mean.
+- `dslc3-situation` — seed 004 §4.1, the situation track's single 5-point (0.5-step) question
+  (どれくらいシチュエーションに適しており、かつ、人らしい会話か).
+
+Every text is given in Chinese, English and Japanese (`zh-hans`, `en`, `ja`).
 
 The loader validates each file, so a broken preset fails loudly (and in the tests), never when a
 migration has already half-run.

@@ -10,7 +10,14 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 
-from annotation.agreement import QuestionAgreement, question_agreement, rater_deviations
+from annotation.agreement import (
+    GATE_CONVENTIONS,
+    PooledKappa,
+    QuestionAgreement,
+    pooled_yesno_kappa,
+    question_agreement,
+    rater_deviations,
+)
 from annotation.models import RatingJob
 from annotation.selectors.human_scores import JobAnswers, job_answers
 
@@ -37,6 +44,20 @@ def job_agreement(*, job: RatingJob, data: JobAnswers | None = None) -> list[Que
     return question_agreement(data.spec, answers)
 
 
+def job_pooled_kappas(*, job: RatingJob, data: JobAnswers | None = None) -> list[PooledKappa]:
+    """Seed 001's one free-marginal kappa over all yes/no questions, under both conventions for
+    second-level answers skipped after a failed gate (dropped; counted as 0). Empty when the
+    rubric has no yes/no question."""
+    data = data or job_answers(job=job)
+    if not any(q.type == "yesno" for q in data.spec.questions):
+        return []
+    conventions = GATE_CONVENTIONS if any(q.gate for q in data.spec.questions) else ("missing",)
+    return [
+        pooled_yesno_kappa(data.spec, data.answers, convention=c, skills=data.skills)
+        for c in conventions
+    ]
+
+
 def job_rater_deviations(
     *, job: RatingJob, data: JobAnswers | None = None, z_threshold: float = 2.0
 ) -> list[RaterDeviationRow]:
@@ -52,7 +73,7 @@ def job_rater_deviations(
     )
     rows = [
         RaterDeviationRow(
-            rater_id=d.rater,  # type: ignore[arg-type]
+            rater_id=d.rater,  # type: ignore[arg-type]  # raters are User pks
             username=names.get(d.rater, str(d.rater)),
             n=d.n,
             mean_deviation=d.mean_deviation,

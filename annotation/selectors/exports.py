@@ -10,16 +10,19 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
 from django.db.models import QuerySet
 
 from annotation.models import RatingJob
-from annotation.scoring import ScoreRow
+from annotation.scoring import ScoreRow, UnitScore
 from annotation.selectors.human_scores import (
+    JobScores,
     counted_ratings,
     dialogue_score_rows,
+    job_scores,
     model_turn_indices,
     system_score_rows,
 )
@@ -48,7 +51,20 @@ RAW_COLUMNS = (
     "submitted_at",
     "time_spent_s",  # the assignment's submitted_at − started_at, in seconds
 )
-DIALOGUE_COLUMNS = ("unit", "skill", "dimension", "mean", "std", "n", "ci_low", "ci_high")
+# n_incomplete: ratings (dialogue × rater) with unanswered questions, which seed 001 rubrics
+# score 0 (fixed full score); n_unanswered: how many answers those lack in all.
+DIALOGUE_COLUMNS = (
+    "unit",
+    "skill",
+    "dimension",
+    "mean",
+    "std",
+    "n",
+    "ci_low",
+    "ci_high",
+    "n_incomplete",
+    "n_unanswered",
+)
 SYSTEM_COLUMNS = DIALOGUE_COLUMNS + ("rank",)
 
 
@@ -133,21 +149,44 @@ def dialogue_label(dialogue_id: int, external_id: str) -> str:
 
 
 def dialogue_rows(*, job: RatingJob, seed: int = 0, n_boot: int = 1000) -> list[dict[str, Any]]:
-    rows = dialogue_score_rows(job=job, seed=seed, n_boot=n_boot)
+    scores = job_scores(job=job)
+    rows = dialogue_score_rows(job=job, seed=seed, n_boot=n_boot, scores=scores)
     labels = dict(
         Dialogue.objects.filter(pk__in={row.unit for row in rows}).values_list("pk", "external_id")
     )
+    incomplete = _incomplete_counts(scores, lambda s: (s.unit, s.skill))
     return [
-        _score_dict(row, dialogue_label(row.unit, labels[row.unit]), DIALOGUE_COLUMNS)  # type: ignore[arg-type]
+        _score_dict(
+            row,
+            dialogue_label(row.unit, labels[row.unit]),  # type: ignore[arg-type,index]  # units are Dialogue pks
+            DIALOGUE_COLUMNS,
+            incomplete.get((row.unit, row.skill), (0, 0)),
+        )
         for row in rows
     ]
 
 
 def system_rows(*, job: RatingJob, seed: int = 0, n_boot: int = 1000) -> list[dict[str, Any]]:
+    scores = job_scores(job=job)
+    incomplete = _incomplete_counts(scores, lambda s: (scores.data.systems[s.unit], s.skill))  # type: ignore[index]  # units are Dialogue pks
     return [
-        _score_dict(row, str(row.unit), SYSTEM_COLUMNS)
-        for row in system_score_rows(job=job, seed=seed, n_boot=n_boot)
+        _score_dict(
+            row, str(row.unit), SYSTEM_COLUMNS, incomplete.get((row.unit, row.skill), (0, 0))
+        )
+        for row in system_score_rows(job=job, seed=seed, n_boot=n_boot, scores=scores)
     ]
+
+
+def _incomplete_counts(
+    scores: JobScores, key: Callable[[UnitScore], Hashable]
+) -> dict[Hashable, tuple[int, int]]:
+    """(incomplete ratings, unanswered answers) per key of the scored units."""
+    counts: dict[Hashable, list[int]] = defaultdict(lambda: [0, 0])
+    for unit_score in scores.incomplete:
+        entry = counts[key(unit_score)]
+        entry[0] += 1
+        entry[1] += unit_score.n_unanswered
+    return {k: (a, b) for k, (a, b) in counts.items()}
 
 
 def export_rows(*, job: RatingJob, what: What) -> tuple[tuple[str, ...], Iterable[dict[str, Any]]]:
@@ -190,8 +229,12 @@ def export_filename(*, job: RatingJob, what: What, fmt: Format) -> str:
     return f"ratings-job{job.pk}-{what}.{fmt}"
 
 
-def _score_dict(row: ScoreRow, unit: str, columns: tuple[str, ...]) -> dict[str, Any]:
+def _score_dict(
+    row: ScoreRow, unit: str, columns: tuple[str, ...], incomplete: tuple[int, int]
+) -> dict[str, Any]:
     values = {
+        "n_incomplete": incomplete[0],
+        "n_unanswered": incomplete[1],
         "unit": unit,
         "skill": row.skill,
         "dimension": row.dimension,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Assignment, JobRater, Rating, RatingJob
 from annotation.rubric_spec import Question, RubricSpec, validate_spec
@@ -78,6 +78,20 @@ class JobAnswers:
     skills: dict[int, str]  # dialogue pk → skill key
     systems: dict[int, str]  # dialogue pk → backend name
     turn_ids: dict[tuple[int, int], int]  # (dialogue pk, model-turn index) → Turn pk
+    # every counted (dialogue pk, rater pk), with or without answers, in a stable order
+    units: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def fixed_denominator(self) -> bool:
+        """Seed 001's 0–100 score has a fixed full score: unanswered questions count as 0."""
+        return self.spec.overall == "normalised_100"
+
+    def model_turn_counts(self) -> dict[int, int]:
+        """Dialogue pk → its number of model turns."""
+        counts: dict[int, int] = defaultdict(int)
+        for dialogue_id, _ in self.turn_ids:
+            counts[dialogue_id] += 1
+        return counts
 
 
 @dataclass(frozen=True)
@@ -88,18 +102,46 @@ class JobScores:
     unit_scores: list[UnitScore]
     skipped: list[SkippedUnit]
 
+    @property
+    def incomplete(self) -> list[UnitScore]:
+        """Scored (dialogue, rater) pairs with unanswered questions, each counted as 0."""
+        return [s for s in self.unit_scores if s.n_unanswered]
+
+    @property
+    def n_unanswered(self) -> int:
+        return sum(s.n_unanswered for s in self.unit_scores)
+
+    def completeness(self) -> dict[str, int | bool]:
+        """How many rated dialogues (and answers) were incomplete, for pages, API and exports."""
+        return {
+            "n_units": len(self.unit_scores) + len(self.skipped),
+            "n_incomplete_units": len(self.incomplete) + len(self.skipped),
+            "n_unanswered": self.n_unanswered,
+            "n_skipped_units": len(self.skipped),
+            "unanswered_count_as_zero": self.data.fixed_denominator,
+        }
+
 
 def counted_assignments(*, job: RatingJob) -> QuerySet[Assignment]:
     """The assignments whose ratings are scores: submitted, real items, by raters of the job
     who are neither blocked nor screened out.
 
     Gold, duplicated and onboarding items exist to check raters; counting them would weigh some
-    dialogues twice (duplicates) or mix screening items into the results.
+    dialogues twice (duplicates) or mix screening items into the results. In a live job (rated
+    while chatting) a chat the worker finished counts even when some replies were left unrated
+    (its assignment stays in progress): seed 001 scores those replies 0, it does not drop the
+    chat.
     """
     excluded_raters = job.job_raters.exclude(state=JobRater.State.ACTIVE).values("rater_id")
-    return job.assignments.filter(
-        status=Assignment.Status.SUBMITTED, kind=Assignment.Kind.REAL
-    ).exclude(rater_id__in=excluded_raters)
+    done = Q(status=Assignment.Status.SUBMITTED)
+    if job.is_live:
+        done |= Q(
+            status=Assignment.Status.IN_PROGRESS,
+            dialogue__status__in=(Dialogue.Status.SUBMITTED, Dialogue.Status.ACCEPTED),
+        )
+    return job.assignments.filter(done, kind=Assignment.Kind.REAL).exclude(
+        rater_id__in=excluded_raters
+    )
 
 
 def counted_ratings(*, job: RatingJob) -> QuerySet[Rating]:
@@ -118,7 +160,13 @@ def job_answers(*, job: RatingJob) -> JobAnswers:
             "text",
         )
     )
-    dialogue_ids = {row[0] for row in rows}
+    units = tuple(
+        counted_assignments(job=job)
+        .order_by("dialogue_id", "rater_id")
+        .values_list("dialogue_id", "rater_id")
+        .distinct()
+    )
+    dialogue_ids = {row[0] for row in rows} | {dialogue_id for dialogue_id, _ in units}
     dialogues = Dialogue.objects.filter(pk__in=dialogue_ids).values_list(
         "pk", "skill__key", "backend__name"
     )
@@ -145,6 +193,7 @@ def job_answers(*, job: RatingJob) -> JobAnswers:
         skills=skills,
         systems=systems,
         turn_ids=turn_ids,
+        units=units,
     )
 
 
@@ -169,23 +218,42 @@ def model_turn_indices(
 
 
 def job_scores(*, job: RatingJob) -> JobScores:
-    """Score every counted (dialogue, rater) with the kernel; incomplete ones are skipped.
+    """Score every counted (dialogue, rater) with the kernel.
 
-    A submitted assignment should be complete (submission checks it), but ratings imported or
-    made under older rules may not be; one bad unit must not hide the rest of a job's results,
-    so it is reported in `skipped` instead.
+    Seed 001 rubrics (`normalised_100`) have a fixed denominator (prompts × questions × turns ×
+    raters), so an unanswered question — a partly rated chat, an item submitted after the
+    warning — scores 0 and stays in the full score, over every model turn up to `max_turns`;
+    `UnitScore.n_unanswered` counts them. Other rubrics average what was answered, so a unit
+    missing a required answer (imported, or rated under older rules) cannot be scored: one bad
+    unit must not hide the rest of a job's results, so it is reported in `skipped` instead.
     """
     data = job_answers(job=job)
-    groups: dict[tuple[Hashable, Hashable], list[Answer]] = defaultdict(list)
+    groups: dict[tuple[Hashable, Hashable], list[Answer]] = {unit: [] for unit in data.units}
     for answer in data.answers:
-        groups[(answer.unit, answer.rater)].append(answer)
+        groups.setdefault((answer.unit, answer.rater), []).append(answer)
     scored: list[UnitScore] = []
     skipped: list[SkippedUnit] = []
+    n_turns = data.model_turn_counts()
     for (unit, rater), answers in groups.items():
+        skill = data.skills[unit]  # type: ignore[index]  # units are Dialogue pks
+        if data.fixed_denominator:
+            scored.append(
+                score_unit(
+                    data.spec,
+                    answers,
+                    skill=skill,
+                    unanswered="zero",
+                    n_turns=n_turns[unit],  # type: ignore[index]  # units are Dialogue pks
+                    unit_rater=(unit, rater),
+                )
+            )
+            continue
+        if not answers:
+            continue  # nothing to average (e.g. only optional free-text questions)
         try:
-            scored.append(score_unit(data.spec, answers, skill=data.skills[unit]))  # type: ignore[index]
+            scored.append(score_unit(data.spec, answers, skill=skill))
         except IncompleteAnswersError as exc:
-            skipped.append(SkippedUnit(dialogue_id=unit, rater_id=rater, reason=str(exc)))  # type: ignore[arg-type]
+            skipped.append(SkippedUnit(dialogue_id=unit, rater_id=rater, reason=str(exc)))  # type: ignore[arg-type]  # Dialogue/User pks
     return JobScores(data=data, unit_scores=scored, skipped=skipped)
 
 
@@ -204,9 +272,9 @@ def human_scores(*, job: RatingJob, level: Literal["turn", "dialogue"]) -> list[
     if level == "dialogue":
         return [
             HumanScore(
-                dialogue_id=row.unit,  # type: ignore[arg-type]
+                dialogue_id=row.unit,  # type: ignore[arg-type]  # units are Dialogue pks
                 turn_id=None,
-                backend=data.systems[row.unit],  # type: ignore[index]
+                backend=data.systems[row.unit],  # type: ignore[index]  # units are Dialogue pks
                 skill=row.skill or "",
                 dimension=row.dimension,
                 value=row.mean,
@@ -254,7 +322,7 @@ def normalised_system_scores(
         return []
     groups: dict[tuple[str, str | None], list[UnitScore]] = defaultdict(list)
     for unit_score in scores.unit_scores:
-        backend = scores.data.systems[unit_score.unit]  # type: ignore[index]
+        backend = scores.data.systems[unit_score.unit]  # type: ignore[index]  # Dialogue pks
         groups[(backend, None)].append(unit_score)
         groups[(backend, unit_score.skill)].append(unit_score)
     results = []
@@ -279,7 +347,7 @@ def _turn_scores(scores: JobScores) -> list[HumanScore]:
     counted = [q for q in turn_questions if not q.gate]
     by_slot: dict[tuple[int, int, str], list[float]] = defaultdict(list)
     for unit_score in scores.unit_scores:
-        dialogue_id: int = unit_score.unit  # type: ignore[assignment]
+        dialogue_id: int = unit_score.unit  # type: ignore[assignment]  # units are Dialogue pks
         per_turn: dict[int, dict[str, float]] = defaultdict(dict)
         for (key, turn), value in unit_score.scores.items():
             if turn is not None:
@@ -319,3 +387,78 @@ def _turn_overall(mode: str, questions: list[Question], values: dict[str, float]
         return float(sum(values[q.key] for q in present))
     points = sum((values[q.key] - q.min_score) / (q.max_score - q.min_score) for q in present)
     return 100.0 * points / len(present)
+
+
+@dataclass(frozen=True)
+class RaterShortfall:
+    """A system rated by fewer raters than the rubric's ``min_raters``."""
+
+    backend: str
+    n_raters: int
+    min_raters: int
+
+
+def rater_shortfalls(*, job: RatingJob, scores: JobScores | None = None) -> list[RaterShortfall]:
+    """Systems whose counted ratings come from fewer distinct raters than the rubric asks for
+    (seed 001: ≥ 3 raters single-turn, ≥ 5 testers multi-turn), by backend name.
+
+    Distinct raters per system is the seed's multi-turn rule (five testers per system); for
+    single-turn rubrics it is a necessary condition (each answer also needs its three raters,
+    which the job's raters-per-item setting assigns).
+    """
+    scores = scores or job_scores(job=job)
+    minimum = scores.data.spec.min_raters
+    raters: dict[str, set[Hashable]] = defaultdict(set)
+    for backend in scores.data.systems.values():
+        raters.setdefault(backend, set())
+    for unit_score in scores.unit_scores:
+        raters[scores.data.systems[unit_score.unit]].add(unit_score.rater)  # type: ignore[index]  # Dialogue pks
+    return [
+        RaterShortfall(backend, len(found), minimum)
+        for backend, found in sorted(raters.items())
+        if len(found) < minimum
+    ]
+
+
+@dataclass(frozen=True)
+class JobShortfalls:
+    """A rating job of a campaign with the systems it rates by too few raters."""
+
+    job: RatingJob
+    min_raters: int
+    shortfalls: list[RaterShortfall]
+
+
+def campaign_rater_shortfalls(*, campaign_id: int) -> list[JobShortfalls]:
+    """For each rating job of a campaign (live job included), the systems with counted ratings
+    from fewer distinct raters than the rubric's ``min_raters`` (seed 001: ≥ 3 / ≥ 5).
+
+    One aggregate query per job (the campaign page shows it on every load), over the counted
+    assignments (`counted_assignments`) of the job's rated systems: every system with a counted
+    rating, or, before any, every system among the job's dialogues.
+    """
+    from annotation.selectors.rating import job_dialogues
+
+    results = []
+    jobs = RatingJob.objects.filter(campaign_id=campaign_id).select_related("rubric")
+    for job in jobs.order_by("pk"):
+        minimum = validate_spec(job.rubric.spec).min_raters
+        if minimum <= 1:
+            continue
+        counts = dict(
+            counted_assignments(job=job)
+            .values_list("dialogue__backend__name")
+            .annotate(n=Count("rater_id", distinct=True))
+            .values_list("dialogue__backend__name", "n")
+        )
+        if not job.is_live:
+            for name in job_dialogues(job).values_list("backend__name", flat=True).distinct():
+                counts.setdefault(name, 0)
+        shortfalls = [
+            RaterShortfall(backend, n, minimum)
+            for backend, n in sorted(counts.items())
+            if n < minimum
+        ]
+        if shortfalls:
+            results.append(JobShortfalls(job=job, min_raters=minimum, shortfalls=shortfalls))
+    return results

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import random
+from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.contrib.auth.models import AbstractBaseUser, User
-from django.db.models import Case, Count, Q, QuerySet, When
+from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Assignment, GoldItem, JobRater, Rating, RatingJob, Rubric
-from annotation.rubric_spec import applicable_questions, as_spec
-from annotation.selectors.review import grounding_sections, model_alias
-from chat.models import Dialogue, Turn
+from annotation.rubric_spec import applicable_questions, as_spec, level_key
+from annotation.selectors.review import model_alias
+from chat.models import Campaign, Dialogue, Turn
+from chat.selectors.collection import grounding_view
 from core.access import Role
+from core.i18n import pick_text
 
 # Assignments that hold (or held) a rater's work; expired and revoked ones went back to the pool.
 ACTIVE_STATUSES = (
@@ -25,16 +30,59 @@ OPEN_STATUSES = (Assignment.Status.PENDING, Assignment.Status.IN_PROGRESS)
 
 
 def experts() -> QuerySet[User]:
-    return User.objects.filter(groups__name=Role.EXPERT.value, is_active=True).distinct()
+    """The experts who can rate: active, and able to log in. Raters created by a ratings import
+    (the demo's simulated ones too) have no usable password until someone sets one: offering them
+    a job, or handing them its items, would leave those items undone."""
+    return (
+        User.objects.filter(groups__name=Role.EXPERT.value, is_active=True)
+        .exclude(password__startswith=UNUSABLE_PASSWORD_PREFIX)
+        .distinct()
+    )
 
 
-def job_dialogues(job: RatingJob) -> QuerySet[Dialogue]:
-    """The job's real items: accepted dialogues of its campaign (and static run), minus the
-    dialogues used as gold or onboarding items."""
+def job_source_dialogues(job: RatingJob) -> QuerySet[Dialogue]:
+    """The dialogues a job draws from: the accepted dialogues of its campaign (and static run)."""
     dialogues = Dialogue.objects.filter(campaign=job.campaign_id, status=Dialogue.Status.ACCEPTED)
     if job.static_run_id is not None:
         dialogues = dialogues.filter(static_run=job.static_run_id)
+    return dialogues
+
+
+def job_dialogues(job: RatingJob) -> QuerySet[Dialogue]:
+    """The job's real items: its source dialogues (only the drawn sample when the job samples),
+    minus the dialogues used as gold or onboarding items."""
+    dialogues = job_source_dialogues(job)
+    if job.sample_size is not None:
+        dialogues = dialogues.filter(pk__in=job.sample)
     return dialogues.exclude(pk__in=GoldItem.objects.filter(job=job).values("dialogue"))
+
+
+def draw_sample(
+    candidates: Iterable[tuple[int, str, int | None]], *, size: int, seed: int
+) -> list[int]:
+    """Seed 001's sampling after generation: `size` dialogues per system, reproducibly.
+
+    `candidates` are (dialogue pk, system name, scenario pk or None). When every candidate has a
+    scenario (a dataset sample: a static run's prompt), `size` scenarios are drawn once and
+    every system keeps its dialogues on them, so systems are compared on the same prompts (the
+    seed samples 500 of its 1500 prompts' answers). Otherwise each system's dialogues are
+    drawn on their own, systems in name order. Draws are `random.Random(seed).sample` over
+    positions in pk order, so the same dialogues, size and seed give the same sample.
+    """
+    rows = sorted(candidates)
+    rng = random.Random(seed)
+    if rows and all(scenario is not None for _, _, scenario in rows):
+        scenarios = sorted({scenario for _, _, scenario in rows})  # type: ignore[type-var]  # None ruled out by all() above
+        chosen = set(rng.sample(scenarios, size) if size < len(scenarios) else scenarios)
+        return [pk for pk, _, scenario in rows if scenario in chosen]
+    by_system: dict[str, list[int]] = defaultdict(list)
+    for pk, system, _ in rows:
+        by_system[system].append(pk)
+    picked: list[int] = []
+    for system in sorted(by_system):
+        pks = by_system[system]
+        picked += pks if size >= len(pks) else sorted(rng.sample(pks, size))
+    return sorted(picked)
 
 
 def model_turns(dialogue: Dialogue) -> list[Turn]:
@@ -49,13 +97,11 @@ def model_turn_ids(dialogue: Dialogue) -> list[int]:
 
 
 def job_list() -> QuerySet[RatingJob]:
-    return (
-        RatingJob.objects.filter(is_live=False)
-        .select_related("campaign", "rubric", "static_run")
-        .annotate(
-            n_total=Count("assignments", filter=Q(assignments__status__in=ACTIVE_STATUSES)),
-            n_done=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
-        )
+    """Every rating job, the campaigns' live (rate-while-chatting) jobs included: their results
+    are read like any other job's."""
+    return RatingJob.objects.select_related("campaign", "rubric", "static_run").annotate(
+        n_total=Count("assignments", filter=Q(assignments__status__in=ACTIVE_STATUSES)),
+        n_done=Count("assignments", filter=Q(assignments__status=Assignment.Status.SUBMITTED)),
     )
 
 
@@ -119,17 +165,17 @@ def job_progress(job: RatingJob) -> dict[str, Any]:
     }
 
 
-def rater_assignments(*, job: RatingJob, rater: AbstractBaseUser) -> QuerySet[Assignment]:
-    """A rater's active items in their (seeded random) order; onboarding items come first."""
+def rater_assignments(*, rater: AbstractBaseUser) -> QuerySet[Assignment]:
+    """A rater's active assignments in open (not live) jobs, job by job in their order."""
     return (
-        Assignment.objects.filter(job=job, rater=rater, status__in=ACTIVE_STATUSES)
-        .select_related("dialogue")
-        .order_by(
-            # Onboarding before everything else, then the random order.
-            Case(When(kind=Assignment.Kind.ONBOARDING, then=0), default=1),
-            "order",
-            "id",
+        Assignment.objects.filter(
+            rater=rater,
+            status__in=ACTIVE_STATUSES,
+            job__status=RatingJob.Status.OPEN,
+            job__is_live=False,
         )
+        .select_related("job")
+        .order_by("job", "order", "id")
     )
 
 
@@ -158,22 +204,12 @@ def rater_jobs(*, rater: AbstractBaseUser) -> list[dict[str, Any]]:
     ]
 
 
-def job_rater_state(*, job: RatingJob, rater: AbstractBaseUser) -> str | None:
-    return JobRater.objects.filter(job=job, rater=rater).values_list("state", flat=True).first()
-
-
 # --- what the annotation page shows ------------------------------------------------------------
 
 
 def localized(texts: Any, language: str) -> str:
-    """A label in the page's language: zh-hans first for Chinese pages, English otherwise."""
-    if not isinstance(texts, dict) or not texts:
-        return str(texts or "")
-    order = ("en", "zh-hans") if language.startswith("en") else ("zh-hans", "en")
-    for code in (*order, "ja"):
-        if texts.get(code):
-            return str(texts[code])
-    return str(next(iter(texts.values())))
+    """A label in the page's language, with the fallbacks of `core.i18n.pick_text`."""
+    return pick_text(texts, language)
 
 
 @dataclass(frozen=True)
@@ -198,6 +234,8 @@ class QuestionView:
     turn_id: int | None
     turn_number: int | None  # 1-based, for people
     answer: str
+    # A second-level question whose first-level (gate) question failed: not asked, scores 0.
+    skipped: bool = False
 
     @property
     def dom_id(self) -> str:
@@ -211,13 +249,14 @@ def _value_text(value: float | None, text: str) -> str:
 
 
 def _options(question: Any, language: str, yes: str, no: str) -> tuple[OptionView, ...]:
-    def definition(value: int) -> str:
-        return localized(question.levels.get(str(value), {}), language)
+    def definition(key: str) -> str:
+        return localized(question.levels.get(key, {}), language)
 
     if question.type in ("scale", "likert"):
+        # Half-point (stepped) values are offered too; only whole values 0-9 get a digit key.
+        keys = [level_key(v) for v in question.values]
         return tuple(
-            OptionView(str(v), str(v), definition(v), str(v) if v <= 9 else "")
-            for v in range(question.minimum, question.maximum + 1)
+            OptionView(k, k, definition(k), k if k.isdigit() and int(k) <= 9 else "") for k in keys
         )
     if question.type == "yesno":
         return (OptionView("1", yes, "", "y"), OptionView("0", no, "", "n"))
@@ -264,6 +303,20 @@ def question_views(
     return views
 
 
+def _gate_failed(gate: QuestionView) -> bool:
+    return gate.answer != "" and gate.answer not in gate.pass_values
+
+
+def _mark_skipped(views: list[QuestionView], scope: list[QuestionView]) -> list[QuestionView]:
+    """Flag the second-level questions whose gate failed (seed 001: a failed first level
+    makes the second level unasked and scored 0). A turn question's gates are its own turn's
+    and the dialogue-level ones; the page's script keeps this up to date as answers change."""
+    failed = any(q.gate and _gate_failed(q) for q in scope)
+    if not failed:
+        return views
+    return [q if q.gate else replace(q, skipped=True) for q in views]
+
+
 def annotation_page(*, assignment: Assignment, language: str, yes: str, no: str) -> dict[str, Any]:
     """Everything the annotation page renders for one item, labels in `language`."""
     dialogue = assignment.dialogue
@@ -274,12 +327,21 @@ def annotation_page(*, assignment: Assignment, language: str, yes: str, no: str)
         for r in Rating.objects.filter(assignment=assignment)
     }
     turn_questions = applicable_questions(spec, skill, "turn")
+    # A static campaign's dialogue is a dataset context plus ONE model answer (its last turn):
+    # the earlier turns, either speaker, are context and are neither rated nor the model's.
+    static = dialogue.campaign.mode == Campaign.Mode.STATIC
+    all_turns = list(dialogue.turns.order_by("index"))
+    judged_id = all_turns[-1].pk if static and all_turns else None
     turns = []
     model_index = 0
     n_questions = 0
-    for turn in dialogue.turns.order_by("index"):
+    for turn in all_turns:
         questions: list[QuestionView] = []
-        if turn.speaker == Turn.Speaker.SYSTEM:
+        if static:
+            role = "judged" if turn.pk == judged_id else f"context-{turn.speaker}"
+        else:
+            role = turn.speaker
+        if turn.speaker == Turn.Speaker.SYSTEM and (not static or turn.pk == judged_id):
             asked = [q for q in turn_questions if q.max_turns is None or model_index < q.max_turns]
             questions = question_views(
                 questions=asked,
@@ -293,7 +355,7 @@ def annotation_page(*, assignment: Assignment, language: str, yes: str, no: str)
             )
             model_index += 1
         n_questions += len(questions)
-        turns.append({"turn": turn, "questions": questions})
+        turns.append({"turn": turn, "questions": questions, "role": role})
     dialogue_questions = question_views(
         questions=applicable_questions(spec, skill, "dialogue"),
         language=language,
@@ -302,6 +364,9 @@ def annotation_page(*, assignment: Assignment, language: str, yes: str, no: str)
         yes=yes,
         no=no,
     )
+    dialogue_questions = _mark_skipped(dialogue_questions, dialogue_questions)
+    for item in turns:
+        item["questions"] = _mark_skipped(item["questions"], item["questions"] + dialogue_questions)
     n_questions += len(dialogue_questions)
     mine = Assignment.objects.filter(
         job=assignment.job, rater=assignment.rater, status__in=ACTIVE_STATUSES
@@ -313,8 +378,9 @@ def annotation_page(*, assignment: Assignment, language: str, yes: str, no: str)
         "job": assignment.job,
         "dialogue": dialogue,
         "alias": model_alias(dialogue),
-        "grounding": grounding_sections(dialogue.grounding),
+        "g": grounding_view(skill=dialogue.skill.key, grounding=dialogue.grounding),
         "turns": turns,
+        "static": static,
         "dialogue_questions": dialogue_questions,
         "instructions": localized(spec.instructions, language),
         "rubric_title": localized(spec.title, language),

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, F, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
-from django.utils.translation import gettext as _
 
 from annotation.models import Review
 from chat.models import Dialogue
-from core.json import UnicodeJSONEncoder
 
 
 def review_queue(*, reviewer: AbstractBaseUser) -> QuerySet[Dialogue]:
@@ -36,13 +33,30 @@ def review_next(*, reviewer: AbstractBaseUser) -> Dialogue | None:
     return review_queue(reviewer=reviewer).first()
 
 
-def review_status_counts() -> dict[str, Any]:
-    """Dialogues per status, and reviews per decision (the researcher's review-queue summary)."""
+def review_status_counts(
+    *, campaign_id: int | None = None, static_run_id: int | None = None
+) -> dict[str, Any]:
+    """Dialogues per status, and reviews per decision: the whole platform's review queue, or
+    one campaign's (and static run's) when given, as a rating job's page shows its own."""
+    dialogues_qs = Dialogue.objects.all()
+    reviews_qs = Review.objects.all()
+    if campaign_id is not None:
+        dialogues_qs = dialogues_qs.filter(campaign_id=campaign_id)
+        reviews_qs = reviews_qs.filter(dialogue__campaign_id=campaign_id)
+    if static_run_id is not None:
+        dialogues_qs = dialogues_qs.filter(static_run_id=static_run_id)
+        reviews_qs = reviews_qs.filter(dialogue__static_run_id=static_run_id)
     dialogues = dict(
-        Dialogue.objects.values_list("status").annotate(n=Count("id")).values_list("status", "n")
+        dialogues_qs.order_by()
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
     )
     decisions = dict(
-        Review.objects.values_list("decision").annotate(n=Count("id")).values_list("decision", "n")
+        reviews_qs.order_by()
+        .values_list("decision")
+        .annotate(n=Count("id"))
+        .values_list("decision", "n")
     )
     return {"dialogues": dialogues, "decisions": decisions}
 
@@ -77,53 +91,6 @@ def campaign_review_progress(*, campaign_id: int) -> dict[str, int]:
         rejected=Count("id", filter=Q(status=Dialogue.Status.REJECTED)),
     )
     return counts
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list | tuple):
-        return " · ".join(_text(v) for v in value)
-    if isinstance(value, dict):
-        return "；".join(f"{k}: {_text(v)}" for k, v in value.items())
-    return json.dumps(value, cls=UnicodeJSONEncoder, ensure_ascii=False)
-
-
-def grounding_sections(grounding: Any) -> list[dict[str, Any]]:
-    """The grounding shown beside a dialogue: knowledge triples as a table, goals, profile,
-    persona and situation as lists; any other key as text. Values stay untrusted (escaped)."""
-    if not isinstance(grounding, dict):
-        return []
-    titles = {
-        "knowledge": _("知识"),
-        "goal": _("对话目标"),
-        "user_profile": _("用户画像"),
-        "persona": _("人设"),
-        "situation": _("情境"),
-    }
-    sections = []
-    for key, value in grounding.items():
-        if value in (None, "", [], {}):
-            continue
-        title = titles.get(key, key)
-        if key == "knowledge" and isinstance(value, list):
-            rows = [
-                [_text(c) for c in row] if isinstance(row, list) else [_text(row)] for row in value
-            ]
-            sections.append({"key": key, "title": title, "kind": "table", "rows": rows})
-        elif key == "persona" and isinstance(value, dict):
-            names = {"bot": _("机器人"), "user": _("用户")}
-            items = [f"{names.get(k, k)}：{_text(v)}" for k, v in value.items()]
-            sections.append({"key": key, "title": title, "kind": "list", "items": items})
-        elif isinstance(value, dict):
-            items = [f"{k}：{_text(v)}" for k, v in value.items()]
-            sections.append({"key": key, "title": title, "kind": "list", "items": items})
-        elif isinstance(value, list):
-            items = [_text(v) for v in value]
-            sections.append({"key": key, "title": title, "kind": "list", "items": items})
-        else:
-            sections.append({"key": key, "title": title, "kind": "text", "text": _text(value)})
-    return sections
 
 
 def policy_overview(*, campaign_id: int, limit: int = 100) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 
 from annotation.models import Rating, RatingJob, Rubric
 from annotation.rubric_spec import Question, RubricSpec
+from core.i18n import pick_text
 
 
 class RubricLookupError(LookupError):
@@ -47,12 +48,8 @@ def rubric_families(*, language: str = "zh-hans") -> list[RubricFamily]:
 
 
 def localized(texts: Mapping[str, str] | None, language: str) -> str:
-    """The text in `language`, else Chinese, else English, else any; "" when there is none."""
-    texts = texts or {}
-    for choice in (language, "zh-hans", "en"):
-        if texts.get(choice):
-            return texts[choice]
-    return next(iter(texts.values()), "")
+    """The text in `language`, with the fallbacks of `core.i18n.pick_text`; "" when none."""
+    return pick_text(texts, language)
 
 
 def rubric_in_use(*, rubric: Rubric) -> bool:
@@ -105,26 +102,30 @@ class QuestionView:
     question: Question
     label_zh: str
     label_en: str
+    label_ja: str
     help_zh: str
     help_en: str
-    levels: list[tuple[str, str, str]]  # value, zh, en
-    options: list[tuple[int, str, str, float | None]]  # index, zh, en, score
+    help_ja: str
+    levels: list[tuple[str, str, str, str]]  # value, zh, en, ja
+    options: list[tuple[int, str, str, str, float | None]]  # index, zh, en, ja, score
 
 
 def rubric_question_views(*, spec: RubricSpec) -> list[QuestionView]:
-    def pair(texts: Mapping[str, str]) -> tuple[str, str]:
-        return texts.get("zh-hans", ""), texts.get("en", "")
+    def pair(texts: Mapping[str, str]) -> tuple[str, str, str]:
+        return texts.get("zh-hans", ""), texts.get("en", ""), texts.get("ja", "")
 
     views = []
     for q in spec.questions:
-        levels = sorted(q.levels.items(), key=lambda item: int(item[0]))
+        levels = sorted(q.levels.items(), key=lambda item: float(item[0]))  # "1.5" on half points
         views.append(
             QuestionView(
                 question=q,
                 label_zh=pair(q.label)[0],
                 label_en=pair(q.label)[1],
+                label_ja=pair(q.label)[2],
                 help_zh=pair(q.help)[0],
                 help_en=pair(q.help)[1],
+                help_ja=pair(q.help)[2],
                 levels=[(value, *pair(texts)) for value, texts in levels],
                 options=[(i, *pair(o.label), o.score) for i, o in enumerate(q.options)],
             )

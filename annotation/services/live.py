@@ -9,6 +9,7 @@ assignment per dialogue). Answers go through the same `rating_save` as the annot
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -19,8 +20,8 @@ from django.utils.translation import gettext as _
 
 from annotation.models import Assignment, Rating, RatingJob, Rubric
 from annotation.rubric_spec import Question, applicable_questions, as_spec
-from annotation.selectors.rating import model_turns
-from annotation.services.assignments import RatingRuleError, missing_answers, rating_save
+from annotation.selectors.rating import localized, model_turns
+from annotation.services.ratings import RatingRuleError, missing_answers, rating_save
 from chat.models import Campaign, Dialogue, Turn
 
 LIVE_RUBRIC_KEY = "yesno-multi-turn"
@@ -51,6 +52,59 @@ def live_job_for(campaign: Campaign) -> RatingJob:
             )
     except IntegrityError:
         return RatingJob.objects.get(campaign=campaign, is_live=True)
+
+
+@dataclass(frozen=True)
+class LiveGuide:
+    """What the worker reads before rating replies in the chat: the rubric's instructions and
+    its categories, each with the labels of the turn questions asked under it."""
+
+    title: str
+    instructions: str
+    categories: tuple[tuple[str, tuple[str, ...]], ...]
+    max_turns: int | None
+
+
+def live_guide(*, dialogue: Dialogue, language: str) -> LiveGuide | None:
+    """The rating guide for a rate-while-chatting campaign's chat page; None when the campaign
+    does not rate while chatting. Reads the live job's rubric (or the preset before the first
+    rating), without creating the job."""
+    campaign = dialogue.campaign
+    if not campaign.rate_while_chatting:
+        return None
+    job = RatingJob.objects.filter(campaign=campaign, is_live=True).select_related("rubric").first()
+    spec = as_spec((job.rubric if job is not None else live_rubric()).spec)
+    questions = applicable_questions(spec, dialogue.skill.key, "turn")
+    groups: dict[str, list[str]] = {}
+    for q in questions:
+        label = localized(spec.categories.get(q.category or "", {}), language) if q.category else ""
+        groups.setdefault(label, []).append(localized(q.label, language) or q.key)
+    limits = {q.max_turns for q in questions if q.max_turns is not None}
+    return LiveGuide(
+        title=localized(spec.title, language),
+        instructions=localized(spec.instructions, language),
+        categories=tuple((label, tuple(labels)) for label, labels in groups.items()),
+        max_turns=max(limits) if limits else None,
+    )
+
+
+def live_turn_limit(campaign: Campaign) -> int | None:
+    """The chat turn limit a rate-while-chatting campaign's rubric sets: the smallest
+    `max_turns` of its turn-level questions (seed 001: multi-turn tests are locked at 5 turns),
+    None when the campaign does not rate while chatting or the rubric sets no limit.
+
+    The rubric is the live job's when it exists, else the one it will be created with.
+    """
+    if not campaign.rate_while_chatting:
+        return None
+    job = RatingJob.objects.filter(campaign=campaign, is_live=True).select_related("rubric")
+    rubric = job[0].rubric if job else live_rubric()
+    limits = [
+        q.max_turns
+        for q in as_spec(rubric.spec).questions
+        if q.level == "turn" and q.max_turns is not None
+    ]
+    return min(limits) if limits else None
 
 
 def check_live_access(*, turn: Turn, user: AbstractBaseUser) -> None:
@@ -135,3 +189,8 @@ def live_rating_save(
             status=Assignment.Status.SUBMITTED, submitted_at=now
         )
     return saved
+
+
+def live_categories(*, turn: Turn) -> dict[str, Any]:
+    """The live rubric's category labels (key → label per language), to tag each question."""
+    return dict(as_spec(live_job_for(turn.dialogue.campaign).rubric.spec).categories)

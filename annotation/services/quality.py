@@ -30,15 +30,22 @@ from annotation.rater_quality import (
 )
 from annotation.scoring import Answer
 from chat.models import Turn
+from core.errors import ServiceError
+from core.i18n import punctuation
 
 
-class QualitySettingsError(ValueError):
+class QualitySettingsError(ServiceError):
     """Quality settings out of range or unknown. The message names every key at fault
-    (`quality_settings.<key>：…`, joined by "; "); `errors` maps each key to its own message."""
+    (`quality_settings.<key>：…` in the active language's punctuation, joined by "; ");
+    `errors` maps each key to its own message."""
+
+    location_style = "in_message"
 
     def __init__(self, errors: Mapping[str, str]) -> None:
-        self.errors = dict(errors)
-        super().__init__("; ".join(f"quality_settings.{k}：{m}" for k, m in self.errors.items()))
+        message = "; ".join(
+            f"quality_settings.{k}{punctuation('colon')}{m}" for k, m in errors.items()
+        )
+        super().__init__(message, field="quality_settings", errors=errors)
 
 
 @dataclass(frozen=True)
@@ -87,7 +94,7 @@ def _number(
     default = QualitySettings.__dataclass_fields__[key].default
     value = data.get(key, default)
     if value is None or value == "":
-        return None if key == "min_seconds" else default  # type: ignore[return-value]
+        return None if key == "min_seconds" else default  # type: ignore[return-value]  # Field.default is untyped; the numbers' defaults are floats
     if isinstance(value, str):
         try:
             value = float(value)

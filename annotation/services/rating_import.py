@@ -30,6 +30,7 @@ from annotation.selectors.human_scores import model_turn_indices
 from annotation.selectors.rubrics import RubricLookupError, rubric_by_ref
 from chat.models import Campaign, Dialogue
 from core.access import Role, has_role
+from core.errors import ServiceError
 
 REQUIRED_COLUMNS = ("dialogue_id", "rater", "question", "value")
 OPTIONAL_COLUMNS = ("turn",)
@@ -37,9 +38,9 @@ USERNAME_MAX_LENGTH = 150
 IMPORTED_JOB_SUFFIX = "导入"
 
 
-class RatingImportError(Exception):
+class RatingImportError(ServiceError):
     """A ratings file (or an argument) refused. `row` is the CSV row (the header is row 1),
-    `column` the CSV column, or `argument` the import argument at fault."""
+    `column` the CSV column, or `argument` the import argument at fault (also the `field`)."""
 
     def __init__(
         self,
@@ -49,18 +50,18 @@ class RatingImportError(Exception):
         column: str | None = None,
         argument: str | None = None,
     ) -> None:
-        self.message, self.row, self.column, self.argument = message, row, column, argument
-        super().__init__(str(self))
+        self.argument = argument
+        super().__init__(message, row=row, column=column, field=argument)
 
-    def __str__(self) -> str:
-        where = []
+    def where(self) -> str:
+        parts = []
         if self.row is not None:
-            where.append(f"row {self.row}")
+            parts.append(f"row {self.row}")
         if self.column is not None:
-            where.append(f"column '{self.column}'")
+            parts.append(f"column '{self.column}'")
         if self.argument is not None:
-            where.append(f"--{self.argument}")
-        return f"{', '.join(where)}: {self.message}" if where else self.message
+            parts.append(f"--{self.argument}")
+        return ", ".join(parts)
 
 
 @dataclass(frozen=True)

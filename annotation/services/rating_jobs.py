@@ -18,10 +18,13 @@ from django.utils.translation import gettext as _
 from annotation.models import Assignment, GoldItem, JobRater, RatingJob, Rubric
 from annotation.rubric_spec import AnswerError, as_spec, validate_answer
 from annotation.selectors.rating import experts, model_turn_ids
-from annotation.services.assignments import RatingJobError, assignments_generate
 from annotation.services.quality import QualitySettings
+from annotation.services.rating_assignments import RatingJobError, assignments_generate
 from chat.models import Campaign, Dialogue, StaticRun
 from core.access import Role
+
+# More raters than any study uses; the column is a small integer.
+MAX_RATERS_PER_DIALOGUE = 100
 
 
 @transaction.atomic
@@ -38,9 +41,18 @@ def job_create(
     deadline_hours: int = 72,
     seed: int = 0,
     allow_below_minimum: bool = False,
+    sample_size: int | None = None,
+    sample_seed: int = 0,
 ) -> RatingJob:
-    """Create a draft job. `raters` is the expert pool (default: every active expert)."""
+    """Create a draft job. `raters` is the expert pool (default: every active expert).
+
+    `sample_size` (seed 001's sampling after generation): rate only that many of each system's
+    dialogues, drawn with `sample_seed` when the job opens (`job_sample_draw`)."""
     name = _clean_name(name, exclude=None)
+    if sample_size is not None and sample_size < 1:
+        raise RatingJobError(
+            _("sample_size：抽样数量至少为 1（留空表示全部对话）"), field="sample_size"
+        )
     if static_run is not None and static_run.campaign_id != campaign.pk:
         raise RatingJobError(
             _("static_run：静态生成 %(run)s 属于另一个评测活动，不是「%(campaign)s」")
@@ -49,6 +61,12 @@ def job_create(
         )
     if raters_per_dialogue < 1:
         raise RatingJobError(_("raters_per_dialogue：至少为 1"), field="raters_per_dialogue")
+    if raters_per_dialogue > MAX_RATERS_PER_DIALOGUE:
+        # The column is a small integer: a huge value used to end as a database error (a 500).
+        raise RatingJobError(
+            _("raters_per_dialogue：最多为 %(n)d") % {"n": MAX_RATERS_PER_DIALOGUE},
+            field="raters_per_dialogue",
+        )
     minimum = as_spec(rubric.spec).min_raters
     if raters_per_dialogue < minimum and not allow_below_minimum:
         raise RatingJobError(
@@ -84,6 +102,8 @@ def job_create(
         quality_settings=settings.as_dict(),
         deadline_hours=deadline_hours,
         seed=seed,
+        sample_size=sample_size,
+        sample_seed=sample_seed,
         created_by=created_by,
     )
     JobRater.objects.bulk_create([JobRater(job=job, rater=user) for user in pool])
@@ -107,18 +127,6 @@ def _clean_name(name: str, *, exclude: RatingJob | None) -> str:
 def _check_deadline(deadline_hours: int) -> None:
     if deadline_hours < 1:
         raise RatingJobError(_("deadline_hours：期限至少为 1 小时"), field="deadline_hours")
-
-
-@transaction.atomic
-def job_raters_add(*, job: RatingJob, raters: Iterable[AbstractBaseUser]) -> int:
-    """Add experts to the pool; an open job assigns them work at once."""
-    created = 0
-    for user in raters:
-        _, was_created = JobRater.objects.get_or_create(job=job, rater=user)
-        created += was_created
-    if job.status == RatingJob.Status.OPEN:
-        assignments_generate(job=job)
-    return created
 
 
 @transaction.atomic

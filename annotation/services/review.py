@@ -17,27 +17,31 @@ from django.utils.translation import gettext as _
 
 from annotation.models import Review, ReviewPolicy
 from chat.models import Campaign, Dialogue
+from core.errors import ServiceError
+from core.i18n import pick_text
 
 # Reason templates of MSDE §3.1, shown as checkboxes; the stored value is the key.
 REASON_TEMPLATES: dict[str, dict[str, str]] = {
-    "fluent": {"zh-hans": "表达不流畅", "en": "Not fluent"},
-    "natural": {"zh-hans": "不自然", "en": "Not natural"},
-    "appropriate": {"zh-hans": "内容不得体", "en": "Not appropriate"},
-    "coherent": {"zh-hans": "前后不连贯", "en": "Not coherent"},
-    "knowledge": {"zh-hans": "知识使用不准确", "en": "Knowledge used inaccurately"},
+    "fluent": {"zh-hans": "表达不流畅", "en": "Not fluent", "ja": "流暢でない"},
+    "natural": {"zh-hans": "不自然", "en": "Not natural", "ja": "不自然"},
+    "appropriate": {"zh-hans": "内容不得体", "en": "Not appropriate", "ja": "内容が不適切"},
+    "coherent": {"zh-hans": "前后不连贯", "en": "Not coherent", "ja": "前後のつながりがない"},
+    "knowledge": {
+        "zh-hans": "知识使用不准确",
+        "en": "Knowledge used inaccurately",
+        "ja": "知識の使い方が不正確",
+    },
 }
 COMMENT_MAX_LENGTH = 2000
 # More reviewers than this per dialogue is almost surely a typo (MSDE used 3).
 MAX_REVIEWERS = 20
 
 
-class ReviewError(ValueError):
+class ReviewError(ServiceError):
     """A review that cannot be recorded; the message starts with the field at fault, which
     `field` also holds (pages attach the message to that form field)."""
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
-        super().__init__(message)
-        self.field = field
+    location_style = "in_message"
 
 
 def review_policy_for(campaign: Campaign) -> ReviewPolicy:
@@ -124,18 +128,24 @@ def _clean_reasons(decision: str, reasons: Iterable[str], comment: str) -> list[
     return cleaned
 
 
-def rejection_text(reviews: Iterable[Review]) -> str:
-    """What the worker reads: each rejecting reviewer's reasons (zh and en) and comment."""
+def rejection_text(reviews: Iterable[Review], *, language: str = "") -> str:
+    """What the worker reads: each rejecting reviewer's reasons and comment.
+
+    The reasons are written in `language` when the campaign fixes its workers' language, else
+    in Chinese with English in brackets (the worker's page language is not known here)."""
+
+    def label(texts: dict[str, str]) -> str:
+        if language:
+            return pick_text(texts, language)
+        return f"{texts['zh-hans']} ({texts['en']})"
+
     lines = []
     for review in reviews:
         if review.decision != Review.Decision.REJECT:
             continue
-        labels = [
-            f"{REASON_TEMPLATES[r]['zh-hans']} ({REASON_TEMPLATES[r]['en']})"
-            for r in review.reasons
-            if r in REASON_TEMPLATES
-        ]
-        parts = ["；".join(labels)] if labels else []
+        labels = [label(REASON_TEMPLATES[r]) for r in review.reasons if r in REASON_TEMPLATES]
+        separator = "; " if language == "en" else "；"
+        parts = [separator.join(labels)] if labels else []
         if review.comment.strip():
             parts.append(review.comment.strip())
         lines.append(" — ".join(parts))
@@ -180,7 +190,9 @@ def review_submit(
         dialogue.save(update_fields=["status", "rejection_reason", "updated_at"])
     elif outcome == Review.Decision.REJECT:
         dialogue.status = Dialogue.Status.REJECTED
-        dialogue.rejection_reason = rejection_text(reviews)
+        dialogue.rejection_reason = rejection_text(
+            reviews, language=dialogue.campaign.interface_language
+        )
         dialogue.save(update_fields=["status", "rejection_reason", "updated_at"])
     return review
 

@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
 from annotation.models import Rubric
-from annotation.rubric_spec import RubricSpecError, validate_spec
+from annotation.rubric_spec import VERSION_MAX, RubricSpecError, validate_spec
 from annotation.selectors.rubrics import rubric_is_frozen, rubric_latest_version
 
 
@@ -24,6 +24,12 @@ def _checked(spec: Any, *, key: str | None = None, version: int) -> dict[str, An
         raise RubricSpecError(
             [("key", f'cannot change "{key}" in a new version; copy the rubric to use a new key')]
         )
+    given = spec.get("version")
+    if given is not None and (
+        isinstance(given, bool) or not isinstance(given, int) or not 1 <= given <= VERSION_MAX
+    ):
+        # The platform numbers versions itself, but nonsense in the field is refused, not hidden.
+        raise RubricSpecError([("version", f"must be an integer from 1 to {VERSION_MAX}")])
     spec["version"] = version
     validate_spec(spec)
     return spec

@@ -12,7 +12,8 @@ from django.views.decorators.http import require_POST
 from annotation.models import Assignment, RatingJob
 from annotation.rubric_spec import AnswerError
 from annotation.selectors import rating as selectors
-from annotation.services import assignments as services
+from annotation.services import rating_assignments as services
+from annotation.services import ratings
 from annotation.services.quality import Onboarding, onboarding_result
 from core.access import Role, role_required
 
@@ -23,7 +24,7 @@ def _assignment_for(request: HttpRequest, pk: int) -> Assignment:
         pk=pk,
         job__is_live=False,
     )
-    services.check_assignment_access(assignment=assignment, user=request.user)
+    ratings.check_assignment_access(assignment=assignment, user=request.user)
     return assignment
 
 
@@ -34,6 +35,7 @@ def _page(request: HttpRequest, assignment: Assignment, **extra: object) -> dict
         yes=_("是"),
         no=_("否"),
     )
+    context["unanswered_count_as_zero"] = ratings.unanswered_count_as_zero(assignment)
     context.update(extra)
     return context
 
@@ -44,7 +46,7 @@ def annotate_next(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(RatingJob, pk=job_id, is_live=False)
     if job.status != RatingJob.Status.OPEN:
         return render(request, "annotation/annotate_done.html", {"job": job, "closed": True})
-    assignment = services.next_assignment(job=job, rater=request.user)
+    assignment = services.assignment_next(job=job, rater=request.user)
     if assignment is not None:
         return redirect("annotation:annotate-item", pk=assignment.pk)
     state, rate = onboarding_result(job=job, rater=request.user)
@@ -62,7 +64,7 @@ def annotate_item(request: HttpRequest, pk: int) -> HttpResponse:
     if assignment.status in (Assignment.Status.EXPIRED, Assignment.Status.REVOKED):
         messages.info(request, _("这一条已不再分配给您。"))
         return redirect("annotation:annotate-next", job_id=assignment.job_id)
-    services.assignment_start(assignment=assignment)
+    ratings.assignment_start(assignment=assignment)
     return render(request, "annotation/annotate_item.html", _page(request, assignment))
 
 
@@ -80,7 +82,7 @@ def annotate_answer(request: HttpRequest, pk: int) -> HttpResponse:
         error = ""
     if not error:
         try:
-            services.rating_save(
+            ratings.rating_save(
                 assignment=assignment,
                 user=request.user,
                 question=request.POST.get("question", ""),
@@ -88,7 +90,7 @@ def annotate_answer(request: HttpRequest, pk: int) -> HttpResponse:
                 turn_id=turn_id,
             )
         except AnswerError as exc:
-            error = services.answer_error_text(exc)
+            error = ratings.answer_error_text(exc)
     if not request.htmx:
         if error:
             messages.error(request, error)
@@ -102,14 +104,22 @@ def annotate_answer(request: HttpRequest, pk: int) -> HttpResponse:
 @role_required(Role.EXPERT)
 @require_POST
 def annotate_submit(request: HttpRequest, pk: int) -> HttpResponse:
+    """Submit the item. With unanswered questions the page comes back with a warning naming
+    them; where the rubric counts them as 0 (seed 001) the rater may then confirm."""
     assignment = _assignment_for(request, pk)
+    unanswered: list[str] = []
     try:
-        services.assignment_submit(assignment=assignment, user=request.user)
-    except services.IncompleteError as exc:
+        ratings.assignment_submit(
+            assignment=assignment,
+            user=request.user,
+            confirm_unanswered=request.POST.get("confirm_unanswered") == "1",
+        )
+    except ratings.IncompleteError as exc:
         error = _("还有未回答的问题：%(missing)s") % {"missing": "、".join(exc.missing)}
+        unanswered = exc.missing
     except AnswerError as exc:
-        error = services.answer_error_text(exc)
+        error = ratings.answer_error_text(exc)
     else:
         return redirect("annotation:annotate-next", job_id=assignment.job_id)
-    context = _page(request, assignment, submit_error=error)
+    context = _page(request, assignment, submit_error=error, unanswered=unanswered)
     return render(request, "annotation/annotate_item.html", context, status=400)

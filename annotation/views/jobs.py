@@ -17,8 +17,8 @@ from annotation.forms import GoldItemForm, QualitySettingsForm, RatingJobForm
 from annotation.models import GoldItem, RatingJob
 from annotation.selectors import rating as selectors
 from annotation.selectors.review import review_status_counts
-from annotation.services import assignments as assignment_services
 from annotation.services import quality
+from annotation.services import rating_assignments as assignment_services
 from annotation.services import rating_jobs as services
 from annotation.services.quality import QualitySettingsError
 from chat.models import Dialogue
@@ -37,7 +37,8 @@ def job_list(request: HttpRequest) -> HttpResponse:
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
 def job_create(request: HttpRequest) -> HttpResponse:
-    form = RatingJobForm(request.POST or None)
+    # "Create a rating job from its accepted dialogues" on a campaign page lands here.
+    form = RatingJobForm(request.POST or None, initial={"campaign": request.GET.get("campaign")})
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -51,6 +52,8 @@ def job_create(request: HttpRequest) -> HttpResponse:
                 quality_settings=form.quality_settings(),
                 deadline_hours=data["deadline_hours"],
                 seed=data["seed"],
+                sample_size=data["sample_size"],
+                sample_seed=data["sample_seed"] or 0,
                 created_by=request.user,
                 allow_below_minimum=data["allow_below_minimum"],
             )
@@ -93,7 +96,9 @@ def _detail_context(
         "job": job,
         "progress": progress,
         "rows": rows,
-        "review": review_status_counts(),
+        "review": review_status_counts(
+            campaign_id=job.campaign_id, static_run_id=job.static_run_id
+        ),
         "quality": settings,
         "quality_form": quality_form or QualitySettingsForm.for_settings(settings),
         "gold_form": gold_form or _gold_form(job),

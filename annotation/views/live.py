@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.translation import get_language
@@ -11,8 +12,8 @@ from django.views.decorators.http import require_http_methods
 from annotation.rubric_spec import AnswerError
 from annotation.selectors.rating import question_views
 from annotation.services import live as services
-from annotation.services.assignments import answer_error_text
-from chat.models import Turn
+from annotation.services.ratings import answer_error_text
+from chat.models import Dialogue, Turn
 from core.access import Role, role_required
 
 
@@ -50,6 +51,7 @@ def live_turn_rating(request: HttpRequest, turn_id: int) -> HttpResponse:
             answers=given,
             turn_id=turn.pk,
             turn_number=index + 1,
+            categories=services.live_categories(turn=turn),
             yes=_("是"),
             no=_("否"),
         ),
@@ -63,3 +65,16 @@ def _as_text(value: float | str) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+@role_required(Role.CROWDWORKER)
+@require_http_methods(["GET"])
+def live_guide(request: HttpRequest, dialogue_id: int) -> HttpResponse:
+    """The live rubric's instructions and categories, loaded into the chat page's side panel."""
+    dialogue = get_object_or_404(
+        Dialogue.objects.select_related("campaign", "skill"), pk=dialogue_id
+    )
+    if dialogue.worker_id != request.user.pk:
+        raise PermissionDenied(_("只有这段对话的众包人员可以给它的回复评分。"))
+    guide = services.live_guide(dialogue=dialogue, language=get_language() or "")
+    return render(request, "annotation/live_guide.html", {"rating_guide": guide})

@@ -10,24 +10,29 @@ from dataclasses import dataclass
 from django import forms
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, render
+from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation.models import RatingJob, Rubric
+from annotation.models import RatingJob
 from annotation.rubric_spec import RubricSpec
 from annotation.scoring import OVERALL, ScoreRow
-from annotation.selectors.agreement import job_agreement, job_rater_deviations
+from annotation.selectors import human_scores as human_scores_selectors
+from annotation.selectors import rating as rating_selectors
+from annotation.selectors.agreement import job_agreement, job_pooled_kappas, job_rater_deviations
 from annotation.selectors.exports import FORMATS, WHATS, export_filename, export_lines
 from annotation.selectors.human_scores import (
     job_scores,
     normalised_system_scores,
+    rater_shortfalls,
     system_score_rows,
 )
+from annotation.selectors.rating import localized
 from annotation.services.rating_import import RatingImportError, ratings_import
 from chat.models import Campaign
 from core.access import Role, role_required
+from core.http import redirect_after_form
 
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 # Bar chart geometry (SVG user units); the chart scales to its box.
@@ -70,17 +75,33 @@ def job_results(request: HttpRequest, pk: int) -> HttpResponse:
         "n_ratings": len(scores.data.answers),
         "n_units": len(scores.unit_scores),
         "skipped": scores.skipped,
+        "completeness": scores.completeness(),
         "agreement": job_agreement(job=job, data=scores.data),
+        "pooled_kappas": job_pooled_kappas(job=job, data=scores.data),
         "deviations": job_rater_deviations(job=job, data=scores.data),
         "systems": systems,
         "normalised": normalised,
+        "shortfalls": rater_shortfalls(job=job, scores=scores),
+        "min_raters": scores.data.spec.min_raters,
         # Per-skill 0–100 rows repeat the pooled ones when the job has a single skill.
         "normalised_by_skill": len({s.skill for s in normalised if s.skill}) > 1,
         "charts": _charts(scores.data.spec, systems),
+        # Labels on the page, keys only in the downloads.
+        "labels": _labels(scores.data.spec),
         "downloads": [(what, fmt) for what in WHATS for fmt in FORMATS],
     }
     template = "annotation/results_partial.html" if request.htmx else "annotation/results_page.html"
     return render(request, template, context)
+
+
+@role_required(Role.RESEARCHER)
+@require_GET
+def campaign_rater_shortfalls(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """The campaign page's warning (loaded with htmx, so `chat` imports nothing from here):
+    each rating job's systems rated by fewer raters than its rubric's ``min_raters``."""
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    jobs = human_scores_selectors.campaign_rater_shortfalls(campaign_id=campaign.pk)
+    return render(request, "annotation/campaign_shortfalls.html", {"jobs": jobs})
 
 
 @role_required(Role.RESEARCHER)
@@ -95,10 +116,10 @@ def job_export(request: HttpRequest, pk: int, what: str, fmt: str) -> StreamingH
 def export_response(*, job: RatingJob, what: str, fmt: str) -> StreamingHttpResponse:
     """Stream an export as a file download (shared by the page and the API)."""
     response = StreamingHttpResponse(
-        export_lines(job=job, what=what, fmt=fmt),  # type: ignore[arg-type]
+        export_lines(job=job, what=what, fmt=fmt),  # type: ignore[arg-type]  # checked against WHATS/FORMATS
         content_type=CONTENT_TYPES[fmt],
     )
-    filename = export_filename(job=job, what=what, fmt=fmt)  # type: ignore[arg-type]
+    filename = export_filename(job=job, what=what, fmt=fmt)  # type: ignore[arg-type]  # checked against WHATS/FORMATS
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
@@ -113,9 +134,9 @@ class RatingImportForm(forms.Form):
     rubric = forms.ChoiceField(label=gettext_lazy("评分表"))
 
     def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]  # Form's own signature
         self.fields["rubric"].choices = [
-            (f"{r.key}:{r.version}", str(r)) for r in Rubric.objects.order_by("key", "-version")
+            (f"{r.key}:{r.version}", str(r)) for r in rating_selectors.rubric_choices()
         ]
 
 
@@ -149,7 +170,7 @@ def ratings_import_page(request: HttpRequest) -> HttpResponse:
                     "job": result.job.name,
                 },
             )
-            return redirect("annotation:job-results", pk=result.job.pk)
+            return redirect_after_form(request, "annotation:job-results", pk=result.job.pk)
     status = 400 if request.method == "POST" else 200
     return render(
         request,
@@ -157,6 +178,18 @@ def ratings_import_page(request: HttpRequest) -> HttpResponse:
         {"form": form, "import_error": import_error},
         status=status,
     )
+
+
+def _labels(spec: RubricSpec) -> dict[str, str]:
+    language = get_language() or "zh-hans"
+    labels = {q.key: localized(q.label, language) or q.key for q in spec.questions}
+    for q in spec.questions:
+        if q.type == "yesno" and q.positive == "no":
+            # A reversed question scores the "no" answers: 0.917 is the share of acceptable
+            # replies, not of unacceptable ones.
+            labels[q.key] = _("%(label)s（得分 = 回答“否”的比例）") % {"label": labels[q.key]}
+    labels[OVERALL] = _("总体")
+    return labels
 
 
 def _charts(spec: RubricSpec, rows: list[ScoreRow]) -> list[Chart]:
@@ -176,16 +209,20 @@ def _charts(spec: RubricSpec, rows: list[ScoreRow]) -> list[Chart]:
         bars = []
         for i, row in enumerate(sorted(group, key=lambda r: (r.rank or 0, str(r.unit)))):
             y = TOP + i * (BAR_HEIGHT + BAR_GAP)
-            has_ci = row.ci_low is not None and row.ci_high is not None
+            ci = (
+                (row.ci_low, row.ci_high)
+                if row.ci_low is not None and row.ci_high is not None
+                else None
+            )
             bars.append(
                 Bar(
                     label=str(row.unit),
                     y=y,
                     width=round(x(row.mean) - LABEL_WIDTH, 1),
                     value=row.mean,
-                    ci_x1=x(row.ci_low) if has_ci else None,  # type: ignore[arg-type]
-                    ci_x2=x(row.ci_high) if has_ci else None,  # type: ignore[arg-type]
-                    text_x=max(x(row.mean), x(row.ci_high) if has_ci else 0) + 4,  # type: ignore[arg-type]
+                    ci_x1=x(ci[0]) if ci else None,
+                    ci_x2=x(ci[1]) if ci else None,
+                    text_x=max(x(row.mean), x(ci[1]) if ci else 0) + 4,
                 )
             )
         height = TOP * 2 + len(bars) * (BAR_HEIGHT + BAR_GAP)
@@ -196,7 +233,7 @@ def _charts(spec: RubricSpec, rows: list[ScoreRow]) -> list[Chart]:
 def _domain(spec: RubricSpec, dimension: str, rows: list[ScoreRow]) -> tuple[float, float]:
     """The axis: the dimension's possible range where the rubric defines it, else the data's."""
     seen = [v for r in rows for v in (r.mean, r.ci_low, r.ci_high) if v is not None]
-    if dimension == OVERALL:
+    if dimension == OVERALL and spec.overall != "none":
         if spec.overall == "normalised_100":
             return 0.0, 100.0
         scored = [q for q in spec.questions if q.scored and not q.gate]

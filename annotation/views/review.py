@@ -14,6 +14,7 @@ from annotation.selectors import review as selectors
 from annotation.selectors.rating import localized
 from annotation.services import review as services
 from chat.models import Dialogue
+from chat.selectors.collection import grounding_view
 from core.access import Role, role_required
 
 
@@ -62,7 +63,13 @@ def review_dialogue(request: HttpRequest, dialogue_id: int) -> HttpResponse:
     context = {
         "dialogue": dialogue,
         "alias": selectors.model_alias(dialogue),
-        "grounding": selectors.grounding_sections(dialogue.grounding),
+        # The reviewer sees which items the worker ticked as used: "knowledge used
+        # inaccurately" is judged on exactly that.
+        "g": grounding_view(
+            skill=dialogue.skill.key,
+            grounding=dialogue.grounding,
+            used=dialogue.grounding_used or [],
+        ),
         "reasons": [
             (key, localized(labels, language)) for key, labels in services.REASON_TEMPLATES.items()
         ],

@@ -42,6 +42,7 @@ def rubric_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "rubric": rubric,
         "spec": spec,
+        "english": (get_language() or "").startswith("en"),
         "title": selectors.localized(spec.title, get_language() or "zh-hans"),
         "questions": selectors.rubric_question_views(spec=spec),
         "categories": {

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import django_filters
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chat.backends.errors import BackendConfigError
 from chat.models import Backend
 from chat.selectors import backends as selectors
 from chat.services import backends as services
-from chat.services.generation import test_connection
+from chat.services.generation import backend_connection_check
+from core.api import refused
 
 
 class BackendOutput(serializers.ModelSerializer):
@@ -44,15 +44,6 @@ class BackendOutput(serializers.ModelSerializer):
 
     def get_api_key_set(self, backend: Backend) -> bool | None:
         return selectors.api_key_is_set(backend)
-
-
-class BackendRefusedOutput(serializers.Serializer):
-    detail = serializers.CharField()
-    field = serializers.CharField(help_text="The offending field, e.g. config.base_url")
-
-
-def _refused(exc: BackendConfigError) -> Response:
-    return Response({"detail": str(exc), "field": exc.field}, status=status.HTTP_400_BAD_REQUEST)
 
 
 class BackendFilter(django_filters.FilterSet):
@@ -105,23 +96,20 @@ class BackendListCreateApi(generics.ListAPIView):
     serializer_class = BackendOutput
     filterset_class = BackendFilter
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         return selectors.backend_list(user=self.request.user)
 
     @extend_schema(
         request=BackendCreateInput,
         responses={
             201: BackendOutput,
-            400: OpenApiResponse(BackendRefusedOutput, description="Refused"),
+            400: refused(),
         },
     )
     def post(self, request: Request) -> Response:
         serializer = BackendCreateInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            backend = services.backend_create(**serializer.validated_data, created_by=request.user)
-        except BackendConfigError as exc:
-            return _refused(exc)
+        backend = services.backend_create(**serializer.validated_data, created_by=request.user)
         return Response(BackendOutput(backend).data, status=status.HTTP_201_CREATED)
 
 
@@ -136,17 +124,14 @@ class BackendDetailApi(APIView):
         backend = get_object_or_404(Backend, pk=pk)
         serializer = BackendUpdateInput(data=request.data, partial=partial)
         serializer.is_valid(raise_exception=True)
-        try:
-            backend = services.backend_update(backend=backend, **serializer.validated_data)
-        except BackendConfigError as exc:
-            return _refused(exc)
+        backend = services.backend_update(backend=backend, **serializer.validated_data)
         return Response(BackendOutput(backend).data)
 
     @extend_schema(
         request=BackendUpdateInput,
         responses={
             200: BackendOutput,
-            400: OpenApiResponse(BackendRefusedOutput, description="Refused"),
+            400: refused(),
         },
     )
     def put(self, request: Request, pk: int) -> Response:
@@ -156,7 +141,7 @@ class BackendDetailApi(APIView):
         request=BackendUpdateInput,
         responses={
             200: BackendOutput,
-            400: OpenApiResponse(BackendRefusedOutput, description="Refused"),
+            400: refused(),
         },
     )
     def patch(self, request: Request, pk: int) -> Response:
@@ -180,5 +165,7 @@ class BackendTestApi(APIView):
         backend = get_object_or_404(Backend, pk=pk)
         serializer = BackendTestInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        result = test_connection(backend=backend, message=serializer.validated_data["message"])
+        result = backend_connection_check(
+            backend=backend, message=serializer.validated_data["message"]
+        )
         return Response(BackendTestOutput(result).data)

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.pagination import PageNumberPagination
@@ -18,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chat.models import Backend, Campaign, Dataset
+from chat.models import CAMPAIGN_LANGUAGE_CHOICES, Backend, Campaign, Dataset
 from chat.selectors import campaigns as selectors
 from chat.services import campaigns as services
 
@@ -27,6 +26,15 @@ class CampaignBackendOutput(serializers.Serializer):
     id = serializers.IntegerField(source="backend_id")
     name = serializers.CharField(source="backend.name")
     alias = serializers.CharField()
+
+
+class OpeningOutput(serializers.Serializer):
+    position = serializers.IntegerField(source="opening.position")
+    sample_id = serializers.IntegerField(source="opening.sample_id")
+    sample_external_id = serializers.CharField(source="opening.sample.external_id")
+    topic = serializers.CharField(source="opening.topic")
+    text = serializers.CharField(source="opening.text")
+    used = serializers.IntegerField()
 
 
 class CampaignOutput(serializers.ModelSerializer):
@@ -52,11 +60,16 @@ class CampaignOutput(serializers.ModelSerializer):
             "rate_while_chatting",
             "per_worker_cap",
             "reservation_timeout_minutes",
+            "worker_session_hours",
             "completion_url",
             "completion_code",
             "invite_token",
             "invite_url",
             "acceptability",
+            "interface_language",
+            "opening_dataset",
+            "opening_count",
+            "opening_seed",
             "created_at",
         ]
 
@@ -64,6 +77,21 @@ class CampaignOutput(serializers.ModelSerializer):
         path = reverse("chat:campaign-join", args=[campaign.invite_token])
         request = self.context.get("request")
         return request.build_absolute_uri(path) if request is not None else path
+
+
+class CampaignDetailOutput(CampaignOutput):
+    """One campaign, with its drawn openings (not in the list: one more query per campaign)."""
+
+    openings = serializers.SerializerMethodField()
+
+    class Meta(CampaignOutput.Meta):
+        fields = [*CampaignOutput.Meta.fields, "openings"]
+
+    @extend_schema_field(OpeningOutput(many=True))
+    def get_openings(self, campaign: Campaign) -> list[dict[str, Any]]:
+        """The drawn openings (seed 001) with their topics and how many dialogues used each."""
+        usage = selectors.opening_usage(campaign=campaign)
+        return list(OpeningOutput(usage, many=True).data)
 
 
 class BackendChoice(serializers.Serializer):
@@ -86,8 +114,17 @@ class CampaignInput(serializers.Serializer):
     rate_while_chatting = serializers.BooleanField(required=False)
     per_worker_cap = serializers.IntegerField(required=False)
     reservation_timeout_minutes = serializers.IntegerField(required=False)
+    worker_session_hours = serializers.IntegerField(required=False)
     completion_url = serializers.CharField(required=False, allow_blank=True)
     acceptability = serializers.JSONField(required=False)
+    interface_language = serializers.ChoiceField(
+        choices=CAMPAIGN_LANGUAGE_CHOICES, required=False, allow_blank=True
+    )
+    opening_dataset = serializers.PrimaryKeyRelatedField(
+        queryset=Dataset.objects.all(), required=False, allow_null=True
+    )
+    opening_count = serializers.IntegerField(required=False)
+    opening_seed = serializers.IntegerField(required=False)
     status = serializers.ChoiceField(choices=Campaign.Status.choices, required=False)
 
 
@@ -98,10 +135,6 @@ def _service_arguments(data: dict[str, Any]) -> dict[str, Any]:
         arguments["backends"] = [choice["id"] for choice in choices]
         arguments["aliases"] = [choice.get("alias", "") for choice in choices]
     return arguments
-
-
-def _bad_request(exc: ValidationError) -> ApiValidationError:
-    return ApiValidationError(exc.message_dict)
 
 
 class CampaignPagination(PageNumberPagination):
@@ -121,29 +154,26 @@ class CampaignListApi(APIView):
         data = CampaignOutput(page, many=True, context={"request": request}).data
         return paginator.get_paginated_response(data)
 
-    @extend_schema(request=CampaignInput, responses={201: CampaignOutput})
+    @extend_schema(request=CampaignInput, responses={201: CampaignDetailOutput})
     def post(self, request: Request) -> Response:
         serializer = CampaignInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            campaign = services.campaign_create(
-                created_by=request.user, **_service_arguments(serializer.validated_data)
-            )
-        except ValidationError as exc:
-            raise _bad_request(exc) from exc
+        campaign = services.campaign_create(
+            created_by=request.user, **_service_arguments(serializer.validated_data)
+        )
         campaign = selectors.campaign_get(pk=campaign.pk)
-        body = CampaignOutput(campaign, context={"request": request}).data
+        body = CampaignDetailOutput(campaign, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED)
 
 
 class CampaignDetailApi(APIView):
-    @extend_schema(responses=CampaignOutput)
+    @extend_schema(responses=CampaignDetailOutput)
     def get(self, request: Request, pk: int) -> Response:
         campaign = get_object_or_404(Campaign, pk=pk)
         campaign = selectors.campaign_get(pk=campaign.pk)
-        return Response(CampaignOutput(campaign, context={"request": request}).data)
+        return Response(CampaignDetailOutput(campaign, context={"request": request}).data)
 
-    @extend_schema(request=CampaignInput(partial=True), responses=CampaignOutput)
+    @extend_schema(request=CampaignInput(partial=True), responses=CampaignDetailOutput)
     def patch(self, request: Request, pk: int) -> Response:
         campaign = get_object_or_404(Campaign, pk=pk)
         serializer = CampaignInput(data=request.data, partial=True)
@@ -153,33 +183,27 @@ class CampaignDetailApi(APIView):
             raise ApiValidationError(
                 {"status": ["use POST …/activate/ or …/close/ to change the status"]}
             )
-        try:
-            services.campaign_update(campaign=campaign, **arguments)
-        except ValidationError as exc:
-            raise _bad_request(exc) from exc
+        services.campaign_update(campaign=campaign, **arguments)
         campaign = selectors.campaign_get(pk=campaign.pk)
-        return Response(CampaignOutput(campaign, context={"request": request}).data)
+        return Response(CampaignDetailOutput(campaign, context={"request": request}).data)
 
 
 class CampaignActivateApi(APIView):
-    @extend_schema(request=None, responses=CampaignOutput)
+    @extend_schema(request=None, responses=CampaignDetailOutput)
     def post(self, request: Request, pk: int) -> Response:
         campaign = get_object_or_404(Campaign, pk=pk)
-        try:
-            services.campaign_activate(campaign=campaign)
-        except ValidationError as exc:
-            raise _bad_request(exc) from exc
+        services.campaign_activate(campaign=campaign)
         campaign = selectors.campaign_get(pk=campaign.pk)
-        return Response(CampaignOutput(campaign, context={"request": request}).data)
+        return Response(CampaignDetailOutput(campaign, context={"request": request}).data)
 
 
 class CampaignCloseApi(APIView):
-    @extend_schema(request=None, responses=CampaignOutput)
+    @extend_schema(request=None, responses=CampaignDetailOutput)
     def post(self, request: Request, pk: int) -> Response:
         campaign = get_object_or_404(Campaign, pk=pk)
         services.campaign_close(campaign=campaign)
         campaign = selectors.campaign_get(pk=campaign.pk)
-        return Response(CampaignOutput(campaign, context={"request": request}).data)
+        return Response(CampaignDetailOutput(campaign, context={"request": request}).data)
 
 
 class ProgressCellOutput(serializers.Serializer):

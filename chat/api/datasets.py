@@ -12,10 +12,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chat.importers import DatasetImportError
 from chat.models import Dataset, Language, Sample
 from chat.selectors import datasets as selectors
 from chat.services import datasets as services
+from core.api import refused
 from core.http import jsonl_download
 
 
@@ -58,7 +58,7 @@ class DatasetListApi(generics.ListAPIView):
     serializer_class = DatasetOutput
     filterset_class = DatasetFilter
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         return selectors.dataset_list(user=self.request.user)
 
 
@@ -75,35 +75,26 @@ class DatasetImportApi(APIView):
         skill = serializers.CharField(required=False, allow_blank=True)
         description = serializers.CharField(required=False, allow_blank=True)
 
-    class ErrorOutput(serializers.Serializer):
-        detail = serializers.CharField()
-        line = serializers.IntegerField(allow_null=True)
-        field = serializers.CharField(allow_null=True)
-
     @extend_schema(
         request=Input,
         responses={
             201: DatasetOutput,
-            400: OpenApiResponse(ErrorOutput, description="Import refused"),
+            400: refused("Import refused; nothing was saved"),
         },
     )
     def post(self, request: Request) -> Response:
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        try:
-            dataset = services.dataset_import(
-                fileobj=data["file"],
-                name=data["name"],
-                source_format=data["source_format"],
-                language=data["language"],
-                skill=data.get("skill") or None,
-                description=data.get("description", ""),
-                created_by=request.user,
-            )
-        except DatasetImportError as exc:
-            body = {"detail": str(exc), "line": exc.line, "field": exc.field}
-            return Response(body, status=status.HTTP_400_BAD_REQUEST)
+        dataset = services.dataset_import(
+            fileobj=data["file"],
+            name=data["name"],
+            source_format=data["source_format"],
+            language=data["language"],
+            skill=data.get("skill") or None,
+            description=data.get("description", ""),
+            created_by=request.user,
+        )
         return Response(DatasetOutput(dataset).data, status=status.HTTP_201_CREATED)
 
 
@@ -116,7 +107,7 @@ class SampleListApi(generics.ListAPIView):
     serializer_class = SampleOutput
     queryset = Sample.objects.none()  # the schema generator's model; requests use get_queryset
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         dataset = get_object_or_404(Dataset, pk=self.kwargs["pk"])
         return selectors.sample_list(dataset=dataset)
 

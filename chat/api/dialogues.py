@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from chat.models import Campaign, Dialogue
 from chat.services import dialogue_io
 from chat.views.dialogues import export_filters
+from core.api import refused
 from core.http import jsonl_download
 
 
@@ -56,28 +57,19 @@ class DialogueImportApi(APIView):
         turns = serializers.IntegerField()
         systems_created = serializers.ListField(child=serializers.CharField())
 
-    class DialogueImportErrorOutput(serializers.Serializer):
-        detail = serializers.CharField()
-        line = serializers.IntegerField(allow_null=True)
-        field = serializers.CharField(allow_null=True)
-
     @extend_schema(
         request=DialogueImportInput,
         responses={
             201: DialogueImportOutput,
-            400: OpenApiResponse(DialogueImportErrorOutput, description="Import refused"),
+            400: refused("Import refused; nothing was saved"),
         },
     )
     def post(self, request: Request) -> Response:
         serializer = self.DialogueImportInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            result = dialogue_io.import_dialogues(
-                fileobj=serializer.validated_data["file"],
-                campaign_name=serializer.validated_data["campaign"],
-                created_by=request.user,
-            )
-        except dialogue_io.DialogueImportError as exc:
-            body = {"detail": str(exc), "line": exc.line, "field": exc.field}
-            return Response(body, status=status.HTTP_400_BAD_REQUEST)
+        result = dialogue_io.dialogues_import(
+            fileobj=serializer.validated_data["file"],
+            campaign_name=serializer.validated_data["campaign"],
+            created_by=request.user,
+        )
         return Response(self.DialogueImportOutput(result).data, status=status.HTTP_201_CREATED)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
@@ -65,11 +64,6 @@ class StaticRunOutput(serializers.ModelSerializer):
         }
 
 
-def _validation_response(exc: ValidationError) -> Response:
-    body = exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
-    return Response(body, status=status.HTTP_400_BAD_REQUEST)
-
-
 class StaticRunListCreateApi(generics.ListAPIView):
     serializer_class = StaticRunOutput
 
@@ -86,7 +80,7 @@ class StaticRunListCreateApi(generics.ListAPIView):
         sample_size = serializers.IntegerField(min_value=1, required=False, allow_null=True)
         seed = serializers.IntegerField(required=False, default=0)
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         return selectors.static_run_list(user=self.request.user)
 
     @extend_schema(
@@ -97,28 +91,25 @@ class StaticRunListCreateApi(generics.ListAPIView):
         serializer = self.StaticRunCreateInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        try:
-            with transaction.atomic():
-                run = services.static_run_create(
-                    name=data["name"],
-                    dataset=data["dataset"],
-                    backends=data["backends"],
-                    campaign=data.get("campaign"),
-                    campaign_name=data.get("campaign_name", ""),
-                    sample_size=data.get("sample_size"),
-                    seed=data["seed"],
-                    created_by=request.user,
-                )
-                services.static_run_start(run=run)
-        except ValidationError as exc:
-            return _validation_response(exc)
+        with transaction.atomic():
+            run = services.static_run_create(
+                name=data["name"],
+                dataset=data["dataset"],
+                backends=data["backends"],
+                campaign=data.get("campaign"),
+                campaign_name=data.get("campaign_name", ""),
+                sample_size=data.get("sample_size"),
+                seed=data["seed"],
+                created_by=request.user,
+            )
+            services.static_run_start(run=run)
         return Response(StaticRunOutput(run).data, status=status.HTTP_201_CREATED)
 
 
 class StaticRunDetailApi(generics.RetrieveAPIView):
     serializer_class = StaticRunOutput
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         return selectors.static_run_list(user=self.request.user)
 
 
@@ -141,9 +132,6 @@ class StaticRunRetryApi(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         run = get_object_or_404(StaticRun, pk=pk)
-        try:
-            queued = services.static_run_retry_failed(run=run)
-        except ValidationError as exc:
-            return _validation_response(exc)
+        queued = services.static_run_retry_failed(run=run)
         run.refresh_from_db()
         return Response({"queued": queued, "run": StaticRunOutput(run).data})

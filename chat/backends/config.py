@@ -148,6 +148,8 @@ ADAPTER_KEYS: dict[str, dict[str, Check]] = {
         "seed": _number(integer=True),
         # Engine-specific request fields (vLLM's top_k, repetition_penalty, …) sent as they are.
         "extra_body": _object,
+        # The serving engine, where a client must speak its dialect (vLLM: guided decoding).
+        "engine": _string(choices=("generic", "vllm")),
     },
     "http": {
         "url": _url,
@@ -170,6 +172,10 @@ ADAPTER_KEYS: dict[str, dict[str, Check]] = {
         "k1": _number(0.01, 10),
         "b": _number(0, 1),
         "query_turns": _number(1, 20, integer=True),
+        "same_skill": _boolean,
+        "use_grounding": _boolean,
+        "leave_one_out": _boolean,
+        "stream_chars_per_s": _number(0, 1000),
     },
     "imported": {},
 }

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from core.errors import ServiceError
+
 ErrorKind = Literal["timeout", "unavailable", "rate_limited", "bad_response", "config"]
 
 
@@ -30,10 +32,11 @@ class BackendError(Exception):
         self.retry_after = retry_after
 
 
-class BackendConfigError(ValueError):
+class BackendConfigError(ServiceError):
     """A backend configuration refused by validation; `field` names the offending key."""
 
+    location_style = "prefix"
+
     def __init__(self, message: str, *, field: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
+        super().__init__(message, field=field)
         self.detail = message

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 
 from chat.backends import get_adapter
@@ -43,8 +43,8 @@ def backoff_delay(attempt: int, retry_after: float | None) -> float:
     return delay
 
 
-async def _timed(stream: AsyncIterator[str], timeout_s: float) -> AsyncIterator[str]:
-    async with aclosing(stream):  # type: ignore[type-var]
+async def _timed(stream: AsyncIterator[str], timeout_s: float) -> AsyncGenerator[str, None]:
+    async with aclosing(stream):  # type: ignore[type-var]  # adapters' streams are generators
         while True:
             try:
                 async with asyncio.timeout(timeout_s):
@@ -60,7 +60,7 @@ async def _timed(stream: AsyncIterator[str], timeout_s: float) -> AsyncIterator[
 
 async def stream_text(
     spec: BackendSpec, request: ChatRequest, *, notes: list[str] | None = None
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """Stream a reply; raises `BackendError`. Consume it with `contextlib.aclosing`."""
     notes = [] if notes is None else notes
     adapter = get_adapter(spec.adapter)

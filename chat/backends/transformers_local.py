@@ -180,7 +180,7 @@ class TransformersAdapter:
             while True:
                 try:
                     chunk = await asyncio.to_thread(next, streamer, sentinel)
-                except Exception:  # the streamer's queue timed out: generation stalled
+                except Exception:  # noqa: BLE001  # the streamer's queue timed out: generation stalled
                     raise BackendError(
                         f"the model produced nothing within {spec.timeout_s:g} s", kind="timeout"
                     ) from None

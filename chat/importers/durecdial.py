@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from .errors import DatasetImportError
@@ -90,7 +91,9 @@ def parse_line(line: int, obj: dict[str, Any]) -> Iterator[SampleRecord]:
     layout, turns = dialogue_turns(obj, line=line)
     turns = [strip_step_marker(turn) for turn in turns]
     if layout == "history":
-        yield history_sample(obj, turns, line=line, grounding=grounding)
+        sample = history_sample(obj, turns, line=line, grounding=grounding)
+        # The reference is the bot's next utterance and carries the same marker as the turns.
+        yield replace(sample, references=[strip_step_marker(r) for r in sample.references])
         return
     first_bot_turn = 0 if bot_opens(goal) else 1
     if len(turns) <= first_bot_turn:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from core.errors import ServiceError
 
-class DatasetImportError(Exception):
+
+class DatasetImportError(ServiceError):
     """A dataset file (or an import argument) was refused.
 
     `line` is the 1-based line of the file, `field` the JSON field inside that line (with a
@@ -13,15 +15,4 @@ class DatasetImportError(Exception):
     """
 
     def __init__(self, message: str, *, line: int | None = None, field: str | None = None) -> None:
-        self.message = message
-        self.line = line
-        self.field = field
-        super().__init__(self.__str__())
-
-    def __str__(self) -> str:
-        where = []
-        if self.line is not None:
-            where.append(f"line {self.line}")
-        if self.field is not None:
-            where.append(f"field '{self.field}'")
-        return f"{', '.join(where)}: {self.message}" if where else self.message
+        super().__init__(message, line=line, field=field)

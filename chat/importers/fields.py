@@ -42,6 +42,7 @@ class SampleRecord:
     context: list[str]
     references: list[str]
     grounding: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 def type_name(value: object) -> str:

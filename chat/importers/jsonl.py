@@ -24,7 +24,7 @@ from .fields import (
 
 # Unknown keys are refused rather than ignored: a misspelt "reference" or "knowlege" would
 # otherwise import silently without the data the researcher meant to give.
-LINE_KEYS = ("id", "skill", "context", "response", "references", "grounding")
+LINE_KEYS = ("id", "skill", "context", "response", "references", "grounding", "metadata")
 EXTERNAL_ID_MAX_LENGTH = 200  # chat.Sample.external_id
 
 
@@ -68,6 +68,21 @@ def _persona(value: object, *, line: int) -> dict[str, list[str]]:
     }
 
 
+def _metadata(value: object, *, line: int) -> dict[str, Any]:
+    """Free labels (`{"topic": "旅游"}`): an object whose values are text, numbers or booleans."""
+    obj = as_object(value, line=line, field="metadata")
+    for key, item in obj.items():
+        if not isinstance(item, str | int | float | bool):
+            raise DatasetImportError(
+                f"expected text, a number or a boolean, got {type_name(item)}",
+                line=line,
+                field=f"metadata.{key}",
+            )
+        if isinstance(item, str):
+            as_text(item, line=line, field=f"metadata.{key}")
+    return dict(obj)
+
+
 def parse_grounding(value: object, *, line: int) -> dict[str, Any]:
     obj = as_object(value, line=line, field="grounding")
     _unknown_key(obj, GROUNDING_KEYS, line=line, prefix="grounding.")
@@ -102,4 +117,5 @@ def parse_line(line: int, obj: dict[str, Any]) -> Iterator[SampleRecord]:
         context=as_text_list(require(obj, "context", line=line), line=line, field="context"),
         references=references,
         grounding=parse_grounding(obj.get("grounding", {}), line=line),
+        metadata=_metadata(obj.get("metadata", {}), line=line),
     )

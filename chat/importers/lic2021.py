@@ -70,14 +70,18 @@ def parse_line(line: int, obj: dict[str, Any]) -> Iterator[SampleRecord]:
     else:
         goal = as_goal(goal_value, line=line, field="goal")
     history = as_text_list(require(obj, "history", line=line), line=line, field="history")
+    references = reference_list(obj, "response", line=line)
     if skill == "recommendation":
+        # DuRecDial's rule: every utterance may open with its goal step's `[n]`, the response
+        # (the reference every metric scores against) as much as the history.
         history = [strip_step_marker(turn) for turn in history]
+        references = [strip_step_marker(reference) for reference in references]
     yield SampleRecord(
         line=line,
         external_id=str(line),
         skill=skill,
         context=history,
-        references=reference_list(obj, "response", line=line),
+        references=references,
         grounding=make_grounding(
             knowledge=as_triples(obj.get("knowledge", []), line=line, field="knowledge"),
             goal=goal,

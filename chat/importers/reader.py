@@ -7,6 +7,8 @@ import json
 from collections.abc import Iterator
 from typing import IO, Any
 
+from core.json import UnsafeJSON, loads_untrusted
+
 from .errors import DatasetImportError
 from .fields import type_name
 
@@ -54,9 +56,13 @@ def iter_json_lines(fileobj: IO[bytes], *, max_bytes: int) -> Iterator[tuple[int
     """Yield `(line number, object)` for every non-blank line of a JSON Lines file.
 
     Each line is decoded as strict UTF-8 on its own (a leading byte-order mark is allowed), so a
-    bad byte is reported on its line. Streams of unknown size (pipes, generators) are held to
-    `max_bytes` while they are read.
+    bad byte is reported on its line; a line longer than `IMPORT_MAX_LINE_BYTES`, a text longer
+    than `IMPORT_MAX_TEXT_CHARS`, a NUL character, an unpaired surrogate escape or too deep a
+    nesting is reported with its line and field. Streams of unknown size (pipes, generators) are
+    held to `max_bytes` while they are read.
     """
+    from django.conf import settings  # read at call time: limits are configuration
+
     read = 0
     saw_content = False
     for line_no, raw in enumerate(fileobj, start=1):
@@ -78,12 +84,23 @@ def iter_json_lines(fileobj: IO[bytes], *, max_bytes: int) -> Iterator[tuple[int
         if not text.strip():
             continue
         saw_content = True
+        if len(raw) > settings.IMPORT_MAX_LINE_BYTES:
+            raise DatasetImportError(
+                f"the line is {len(raw)} bytes, longer than IMPORT_MAX_LINE_BYTES "
+                f"({settings.IMPORT_MAX_LINE_BYTES})",
+                line=line_no,
+            )
+        # Without its line break: an error at the end of the line (a missing "}") is then
+        # reported at the line's last column, not at column 1 of a "line 2" that is not there.
+        text = text.rstrip("\r\n")
         try:
-            obj = json.loads(text)
+            obj = loads_untrusted(text, max_chars=settings.IMPORT_MAX_TEXT_CHARS)
         except json.JSONDecodeError as exc:
             raise DatasetImportError(
                 f"invalid JSON: {exc.msg} (column {exc.colno})", line=line_no
             ) from None
+        except UnsafeJSON as exc:
+            raise DatasetImportError(exc.problem, line=line_no, field=exc.path or None) from None
         if not isinstance(obj, dict):
             raise DatasetImportError(f"expected a JSON object, got {type_name(obj)}", line=line_no)
         yield line_no, obj

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
 from chat.backends.prompts import default_template
-from chat.models import Backend, Skill
+from chat.models import Backend, Campaign, ReplyFailure, Skill
 from core.access import Role, has_role
 
 
@@ -53,3 +54,26 @@ def backend_prompt_templates(*, backend: Backend, language: str = "zh") -> list[
             }
         )
     return rows
+
+
+@dataclass(frozen=True)
+class ReplyFailureSummary:
+    """How many live-chat replies failed, and the latest few (newest first)."""
+
+    count: int
+    latest: list[ReplyFailure]
+
+
+def reply_failure_summary(
+    *, backend: Backend | None = None, campaign: Campaign | None = None, limit: int = 10
+) -> ReplyFailureSummary:
+    """The live-chat reply failures of one backend or one campaign, for researchers."""
+    if (backend is None) == (campaign is None):
+        raise ValueError("give exactly one of backend or campaign")
+    failures = ReplyFailure.objects.all()
+    if backend is not None:
+        failures = failures.filter(backend=backend)
+    else:
+        failures = failures.filter(dialogue__campaign=campaign)
+    latest = list(failures.select_related("backend", "dialogue__campaign")[:limit])
+    return ReplyFailureSummary(count=failures.count(), latest=latest)

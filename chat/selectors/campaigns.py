@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
-from chat.models import Campaign, Dialogue, Participant, Sample
+from chat.models import (
+    Campaign,
+    CampaignBackend,
+    CampaignOpening,
+    Dialogue,
+    Participant,
+    Sample,
+    Skill,
+)
 from core.access import Role, has_role
 
 
@@ -37,9 +48,31 @@ def campaign_list(
 
 
 def campaign_get(*, pk: int) -> Campaign:
-    return Campaign.objects.prefetch_related(
-        "skills", "datasets", "campaign_backends__backend"
-    ).get(pk=pk)
+    return (
+        Campaign.objects.select_related("opening_dataset")
+        .prefetch_related("skills", "datasets", "campaign_backends__backend")
+        .get(pk=pk)
+    )
+
+
+@dataclass(frozen=True)
+class OpeningUse:
+    """A campaign opening and how many of its dialogues opened with it."""
+
+    opening: CampaignOpening
+    used: int
+
+
+def opening_usage(*, campaign: Campaign) -> list[OpeningUse]:
+    """The campaign's drawn openings in drawing order, each with the number of dialogues that
+    opened with it (every status but abandoned, whose slot went back to the pool)."""
+    rows = (
+        CampaignOpening.objects.filter(campaign=campaign)
+        .select_related("sample")
+        .annotate(used=Count("dialogues", filter=~Q(dialogues__status=Dialogue.Status.ABANDONED)))
+        .order_by("position")
+    )
+    return [OpeningUse(opening=row, used=row.used) for row in rows]
 
 
 @dataclass(frozen=True)
@@ -77,10 +110,16 @@ class CampaignProgress:
     in_progress: int
     rejected: int
     quota: int
+    # Dialogues given back (skipped, abandoned, timed out), by reason label, most frequent first.
+    abandoned: list[tuple[str, int]] = field(default_factory=list)
 
     @property
     def percent(self) -> int:
         return min(100, round(100 * self.collected / self.quota)) if self.quota else 0
+
+    @property
+    def abandoned_total(self) -> int:
+        return sum(n for _, n in self.abandoned)
 
 
 def campaign_progress(*, campaign: Campaign, now: datetime | None = None) -> CampaignProgress:
@@ -88,49 +127,90 @@ def campaign_progress(*, campaign: Campaign, now: datetime | None = None) -> Cam
 
     In-progress dialogues whose reservation expired are not counted (their slot is free).
     """
+    return campaigns_progress(campaigns=[campaign], now=now)[campaign.pk]
+
+
+def campaigns_progress(
+    *, campaigns: Sequence[Campaign], now: datetime | None = None
+) -> dict[int, CampaignProgress]:
+    """:func:`campaign_progress` of several campaigns (a list page) in four queries in all."""
     now = now or timezone.now()
-    cutoff = now - timedelta(minutes=campaign.reservation_timeout_minutes)
-    skills = list(campaign.skills.order_by("pk"))
-    scenario_counts = dict(
-        Sample.objects.filter(dataset__in=campaign.datasets.all(), skill__in=skills)
-        .values_list("skill_id")
+    if not campaigns:
+        return {}
+    ids = [campaign.pk for campaign in campaigns]
+    skills_of: dict[int, list[Skill]] = defaultdict(list)
+    for link in Campaign.skills.through.objects.filter(campaign_id__in=ids).select_related("skill"):
+        skills_of[link.campaign_id].append(link.skill)
+    scenario_counts: Counter[tuple[int, int]] = Counter()
+    for campaign_id, skill_id, n in (
+        Sample.objects.filter(dataset__campaigns__in=ids)
+        .values_list("dataset__campaigns", "skill_id")
         .annotate(n=Count("pk"))
-        .values_list("skill_id", "n")
-    )
-    counts: Counter[tuple[int, int, str]] = Counter()
-    rows = (
-        Dialogue.objects.filter(campaign=campaign)
-        .exclude(Q(status=Dialogue.Status.IN_PROGRESS) & Q(updated_at__lt=cutoff))
-        .values_list("backend_id", "skill_id", "status")
+    ):
+        scenario_counts[(campaign_id, skill_id)] += n
+    # A reservation older than its campaign's timeout is free again: not in progress.
+    live = Q()
+    for campaign in campaigns:
+        cutoff = now - timedelta(minutes=campaign.reservation_timeout_minutes)
+        live |= Q(campaign_id=campaign.pk) & ~(
+            Q(status=Dialogue.Status.IN_PROGRESS) & Q(updated_at__lt=cutoff)
+        )
+    counts: Counter[tuple[int, int, int, str]] = Counter()
+    for campaign_id, backend_id, skill_id, status, n in (
+        Dialogue.objects.filter(live)
+        .values_list("campaign_id", "backend_id", "skill_id", "status")
         .annotate(n=Count("pk"))
-    )
-    for backend_id, skill_id, status, n in rows:
-        counts[(backend_id, skill_id, status)] += n
-    cells: list[ProgressCell] = []
-    for cb in campaign.campaign_backends.select_related("backend").order_by("pk"):
-        for skill in skills:
-            key = (cb.backend_id, skill.pk)
-            accepted = counts[(*key, Dialogue.Status.ACCEPTED)]
-            cells.append(
-                ProgressCell(
-                    backend_id=cb.backend_id,
-                    alias=cb.alias,
-                    backend_name=cb.backend.name,
-                    skill=skill.key,
-                    quota=campaign.quota_per_cell or scenario_counts.get(skill.pk, 0),
-                    collected=counts[(*key, Dialogue.Status.SUBMITTED)] + accepted,
-                    accepted=accepted,
-                    in_progress=counts[(*key, Dialogue.Status.IN_PROGRESS)],
-                    rejected=counts[(*key, Dialogue.Status.REJECTED)],
+    ):
+        counts[(campaign_id, backend_id, skill_id, status)] += n
+    backends_of: dict[int, list[CampaignBackend]] = defaultdict(list)
+    for cb in (
+        CampaignBackend.objects.filter(campaign_id__in=ids).select_related("backend").order_by("pk")
+    ):
+        backends_of[cb.campaign_id].append(cb)
+    progress: dict[int, CampaignProgress] = {}
+    cells_of: dict[int, list[ProgressCell]] = {}
+    for campaign in campaigns:
+        cells: list[ProgressCell] = []
+        skills = sorted(skills_of[campaign.pk], key=lambda skill: skill.pk)
+        for cb in backends_of[campaign.pk]:
+            for skill in skills:
+                key = (campaign.pk, cb.backend_id, skill.pk)
+                accepted = counts[(*key, Dialogue.Status.ACCEPTED)]
+                cells.append(
+                    ProgressCell(
+                        backend_id=cb.backend_id,
+                        alias=cb.alias,
+                        backend_name=cb.backend.name,
+                        skill=skill.key,
+                        quota=campaign.quota_per_cell
+                        or scenario_counts.get((campaign.pk, skill.pk), 0),
+                        collected=counts[(*key, Dialogue.Status.SUBMITTED)] + accepted,
+                        accepted=accepted,
+                        in_progress=counts[(*key, Dialogue.Status.IN_PROGRESS)],
+                        rejected=counts[(*key, Dialogue.Status.REJECTED)],
+                    )
                 )
-            )
-    return CampaignProgress(
-        cells=cells,
-        collected=sum(c.collected for c in cells),
-        in_progress=sum(c.in_progress for c in cells),
-        rejected=sum(c.rejected for c in cells),
-        quota=sum(c.quota for c in cells),
-    )
+        cells_of[campaign.pk] = cells
+    labels = dict(Dialogue.AbandonReason.choices)
+    abandoned: dict[int, list[tuple[str, int]]] = defaultdict(list)
+    for campaign_id, reason, n in (
+        Dialogue.objects.filter(campaign_id__in=ids, status=Dialogue.Status.ABANDONED)
+        .values_list("campaign_id", "abandon_reason")
+        .annotate(n=Count("pk"))
+        .order_by("campaign_id", "-n", "abandon_reason")
+    ):
+        abandoned[campaign_id].append((str(labels.get(reason) or _("未记录原因")), n))
+    for campaign in campaigns:
+        cells = cells_of[campaign.pk]
+        progress[campaign.pk] = CampaignProgress(
+            cells=cells,
+            collected=sum(c.collected for c in cells),
+            in_progress=sum(c.in_progress for c in cells),
+            rejected=sum(c.rejected for c in cells),
+            quota=sum(c.quota for c in cells),
+            abandoned=abandoned[campaign.pk],
+        )
+    return progress
 
 
 def participant_list(*, campaign: Campaign) -> QuerySet[Participant]:
@@ -160,3 +240,34 @@ def participant_list(*, campaign: Campaign) -> QuerySet[Participant]:
         )
         .order_by("-flagged", "joined_at")
     )
+
+
+# URL names of the crowdworker pages that belong to one campaign, and what their argument is.
+_CAMPAIGN_PAGES_BY_TOKEN = {"chat:campaign-join"}
+_CAMPAIGN_PAGES_BY_PK = {"chat:live-next", "chat:live-completion"}
+_DIALOGUE_PAGES = {
+    "chat:live-dialogue",
+    "chat:live-send",
+    "chat:live-retry",
+    "chat:live-grounding",
+    "chat:live-submit",
+    "chat:live-recollect",
+}
+# Rating each reply while chatting (annotation's live form, shown under the reply in the chat).
+_TURN_PAGES = {"annotation:live-turn-rating"}
+
+
+def campaign_page_language(*, url_name: str, kwargs: dict[str, Any]) -> str:
+    """The interface language a campaign fixes for one of its crowdworker pages; "" when the
+    page belongs to no campaign or its campaign leaves the choice to the worker's browser."""
+    if url_name in _CAMPAIGN_PAGES_BY_TOKEN:
+        rows = Campaign.objects.filter(invite_token=kwargs.get("token", ""))
+    elif url_name in _CAMPAIGN_PAGES_BY_PK:
+        rows = Campaign.objects.filter(pk=kwargs.get("pk"))
+    elif url_name in _DIALOGUE_PAGES:
+        rows = Campaign.objects.filter(dialogues__pk=kwargs.get("pk"))
+    elif url_name in _TURN_PAGES:
+        rows = Campaign.objects.filter(dialogues__turns__pk=kwargs.get("turn_id"))
+    else:
+        return ""
+    return rows.values_list("interface_language", flat=True).first() or ""

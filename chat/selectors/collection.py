@@ -6,15 +6,16 @@ so the number of finished turns is the number of system turns.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import QuerySet
 from django.http import Http404
 from django.utils.translation import gettext as _
 
-from chat.models import CampaignBackend, Dialogue, Turn
+from chat.models import Campaign, CampaignBackend, Dialogue, Participant, Turn
+from core.i18n import pick_text
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class GroundingItem:
     id: str
     text: str
     cells: tuple[str, ...] = ()  # a knowledge triple's subject, relation, object
+    used: bool = False  # ticked by the worker (shown to reviewers)
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,8 @@ class ChatState:
     can_send: bool
     can_finish: bool
     finish_hint: str = field(default="")
+    # Seed 001: the tester ends a multi-turn test early when the conversation cannot go on.
+    can_end_early: bool = False
 
     @property
     def turn_number(self) -> int:
@@ -58,15 +62,23 @@ class ChatState:
 
 
 def _text(value: Any) -> str:
+    """A grounding value as people read it: lists enumerated (、), mappings as "key：value",
+    never a Python repr (`['周杰伦']`)."""
     if isinstance(value, list | tuple):
-        return " ".join(str(part) for part in value)
+        return "、".join(_text(part) for part in value if part not in (None, ""))
+    if isinstance(value, dict):
+        return "；".join(f"{key}：{_text(part)}" for key, part in value.items())
+    if value is None:
+        return ""
     return str(value)
 
 
 def _triples(key: str, rows: list[Any]) -> tuple[GroundingItem, ...]:
     items = []
     for i, row in enumerate(rows):
-        cells = tuple(str(cell) for cell in row) if isinstance(row, list | tuple) else (str(row),)
+        cells = (
+            tuple(_text(cell) for cell in row) if isinstance(row, list | tuple) else (_text(row),)
+        )
         items.append(GroundingItem(id=f"{key}:{i}", text=" · ".join(cells), cells=cells))
     return tuple(items)
 
@@ -86,11 +98,11 @@ def _topic_path(goal: list[Any]) -> tuple[GroundingItem, ...]:
     for entry in goal:
         if isinstance(entry, list | tuple):
             if entry and entry[0] == "START":
-                texts.extend(str(topic) for topic in entry[1:])
+                texts.extend(_text(topic) for topic in entry[1:])
             else:
-                texts.append(" · ".join(str(part) for part in entry))
+                texts.append(" · ".join(_text(part) for part in entry))
         elif entry != "START":
-            texts.append(str(entry))
+            texts.append(_text(entry))
     return tuple(GroundingItem(id=f"goal:{i}", text=text) for i, text in enumerate(texts))
 
 
@@ -146,12 +158,85 @@ def grounding_sections(*, skill: str, grounding: dict[str, Any]) -> list[Groundi
     return sections
 
 
+# Keys the sections above show (or the chat page shows beside them); anything else a scenario
+# carries is listed as "other" so a reviewer sees everything the model was given.
+_SHOWN_KEYS = {"knowledge", "goal", "user_profile", "persona", "situation"}
+
+
+@dataclass(frozen=True)
+class GroundingView:
+    """A dialogue's or sample's grounding as people read it, for the one shared template
+    (`templates/grounding.html`): the chat, review, rating and dataset pages."""
+
+    sections: list[GroundingSection]
+    situation: str = ""
+    other: list[tuple[str, str]] = field(default_factory=list)
+    show_used: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not (self.sections or self.situation or self.other)
+
+    @property
+    def used_count(self) -> int:
+        return sum(item.used for section in self.sections for item in section.items)
+
+    @property
+    def item_count(self) -> int:
+        return sum(len(section.items) for section in self.sections)
+
+
+def grounding_view(
+    *, skill: str, grounding: Any, used: Iterable[str] | None = None
+) -> GroundingView:
+    """The skill's grounding sections (as the worker saw them), the situation and any other
+    part; with ``used`` (the worker's ticks) each item says whether it was ticked."""
+    if not isinstance(grounding, dict):
+        return GroundingView(sections=[])
+    ticked = set(used or ())
+    sections = grounding_sections(skill=skill, grounding=grounding)
+    if used is not None:
+        sections = [
+            replace(
+                section,
+                items=tuple(replace(item, used=item.id in ticked) for item in section.items),
+            )
+            for section in sections
+        ]
+    other = [
+        (key, _text(value))
+        for key, value in grounding.items()
+        if key not in _SHOWN_KEYS and value not in (None, "", [], {})
+    ]
+    return GroundingView(
+        sections=sections,
+        situation=_text(grounding.get("situation") or ""),
+        other=other,
+        show_used=used is not None,
+    )
+
+
 def grounding_item_ids(*, skill: str, grounding: dict[str, Any]) -> list[str]:
     return [
         item.id
         for section in grounding_sections(skill=skill, grounding=grounding)
         for item in section.items
     ]
+
+
+# Apps above `chat` may lower a campaign's turn limit without `chat` importing them: annotation
+# registers the live rubric's `max_turns` (seed 001 locks multi-turn tests at 5 turns).
+TURN_LIMIT_SOURCES: list[Callable[[Campaign], int | None]] = []
+
+
+def turn_limit(campaign: Campaign) -> int:
+    """The campaign's `max_turns`, lowered to any limit a registered source sets."""
+    limits = [campaign.max_turns]
+    for source in TURN_LIMIT_SOURCES:
+        limit = source(campaign)
+        if limit is not None:
+            limits.append(limit)
+    return min(limits)
 
 
 def chat_state(*, dialogue: Dialogue, turns: list[Turn] | None = None) -> ChatState:
@@ -162,6 +247,8 @@ def chat_state(*, dialogue: Dialogue, turns: list[Turn] | None = None) -> ChatSt
     trivially, so `min_turns` alone decides.
     """
     campaign = dialogue.campaign
+    max_turns = turn_limit(campaign)
+    min_turns = min(campaign.min_turns, max_turns)
     if turns is None:
         turns = list(dialogue.turns.order_by("index"))
     turns_done = sum(1 for turn in turns if turn.speaker == Turn.Speaker.SYSTEM)
@@ -169,28 +256,35 @@ def chat_state(*, dialogue: Dialogue, turns: list[Turn] | None = None) -> ChatSt
     ids = grounding_item_ids(skill=dialogue.skill.key, grounding=dialogue.grounding or {})
     ticked = len(set(ids) & set(dialogue.grounding_used or []))
     open_ = dialogue.status == Dialogue.Status.IN_PROGRESS
-    rule_met = ticked == len(ids) or turns_done >= campaign.max_turns
-    can_finish = open_ and not awaiting and turns_done >= campaign.min_turns and rule_met
-    hint = ""
-    if open_ and not can_finish:
-        if awaiting:
-            hint = _("请等待模型回复。")
-        elif turns_done < campaign.min_turns:
-            hint = _("至少需要 %(n)d 轮对话。") % {"n": campaign.min_turns}
-        else:
-            hint = _("请用完并勾选全部信息，或聊满 %(n)d 轮。") % {"n": campaign.max_turns}
-    return ChatState(
+    rule_met = ticked == len(ids) or turns_done >= max_turns
+    can_finish = open_ and not awaiting and turns_done >= min_turns and rule_met
+    state = ChatState(
         status=dialogue.status,
         turns_done=turns_done,
-        max_turns=campaign.max_turns,
-        min_turns=campaign.min_turns,
+        max_turns=max_turns,
+        min_turns=min_turns,
         awaiting_reply=awaiting,
         items_total=len(ids),
         items_ticked=ticked,
-        can_send=open_ and not awaiting and turns_done < campaign.max_turns,
+        can_send=open_ and not awaiting and turns_done < max_turns,
         can_finish=can_finish,
-        finish_hint=hint,
+        can_end_early=open_ and not awaiting and turns_done >= 1 and campaign.rate_while_chatting,
     )
+    return with_finish_hint(state)
+
+
+def with_finish_hint(state: ChatState) -> ChatState:
+    """The state with its finish hint in the active language (a state that travelled from
+    another process, e.g. a `chat` worker, is re-worded for the request showing it)."""
+    hint = ""
+    if state.status == Dialogue.Status.IN_PROGRESS and not state.can_finish:
+        if state.awaiting_reply:
+            hint = _("请等待模型回复。")
+        elif state.turns_done < state.min_turns:
+            hint = _("至少需要 %(n)d 轮对话。") % {"n": state.min_turns}
+        else:
+            hint = _("请用完并勾选全部信息，或聊满 %(n)d 轮。") % {"n": state.max_turns}
+    return replace(state, finish_hint=hint)
 
 
 def worker_dialogue_get(*, user: AbstractBaseUser | AnonymousUser, pk: int) -> Dialogue:
@@ -204,6 +298,18 @@ def worker_dialogue_get(*, user: AbstractBaseUser | AnonymousUser, pk: int) -> D
     if dialogue is None or not user.is_authenticated:
         raise Http404("No such dialogue.")
     return dialogue
+
+
+def worker_participant_get(
+    *, user: AbstractBaseUser | AnonymousUser, campaign_id: int
+) -> Participant | None:
+    """The worker's participation in a campaign (with the campaign), or None if they never
+    joined it."""
+    return (
+        Participant.objects.select_related("campaign")
+        .filter(campaign_id=campaign_id, user_id=user.pk)
+        .first()
+    )
 
 
 def dialogue_turns(*, dialogue: Dialogue) -> list[Turn]:
@@ -224,21 +330,6 @@ def backend_alias(*, dialogue: Dialogue) -> str:
 
 def campaign_instructions(*, dialogue: Dialogue, language_code: str) -> str:
     """The campaign's instructions for the dialogue's skill in the worker's interface language
-    (falling back to Chinese, then English)."""
+    (falling back as `core.i18n.pick_text` does)."""
     per_skill = (dialogue.campaign.instructions or {}).get(dialogue.skill.key) or {}
-    if isinstance(per_skill, str):
-        return per_skill
-    for code in (language_code, "zh-hans", "en"):
-        if per_skill.get(code):
-            return str(per_skill[code])
-    return ""
-
-
-def rejected_dialogues(*, user: AbstractBaseUser) -> QuerySet[Dialogue]:
-    """Dialogues returned to this worker that have not been re-collected yet."""
-    return (
-        Dialogue.objects.filter(worker_id=user.pk, status=Dialogue.Status.REJECTED)
-        .filter(recollections__isnull=True)
-        .select_related("campaign", "skill")
-        .order_by("-updated_at")
-    )
+    return pick_text(per_skill, language_code or None)

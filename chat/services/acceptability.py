@@ -68,8 +68,24 @@ def _strings(value: Any) -> Iterator[str]:
         yield str(value)
 
 
+def _topics(grounding: dict[str, Any]) -> set[str]:
+    """The names the dialogue is about: the triples' subjects and the topic-path entries that
+    name a triple's subject or object. Saying them is the task, however long they are (a
+    Japanese title such as 千と千尋の神隠し has more characters than most Chinese ones)."""
+    knowledge = grounding.get("knowledge")
+    triples = (
+        [t for t in knowledge if isinstance(t, list | tuple)] if isinstance(knowledge, list) else []
+    )
+    parts = {normalise(part) for triple in triples for part in _strings(triple)}
+    topics = {normalise(next(_strings(triple), "")) for triple in triples}
+    topics |= {normalise(entry) for entry in _strings(grounding.get("goal") or [])} & parts
+    topics.discard("")
+    return topics
+
+
 def _grounding_items(grounding: dict[str, Any]) -> list[str]:
-    """Normalised grounding items: each triple joined, each profile/persona/goal line, strings."""
+    """Normalised grounding items: each triple joined, each profile/persona/goal line, strings
+    (the topic names excepted, see `_topics`)."""
     items: list[str] = []
     for key, value in grounding.items():
         if key == "knowledge" and isinstance(value, list):
@@ -84,7 +100,8 @@ def _grounding_items(grounding: dict[str, Any]) -> list[str]:
                 items.extend(normalise(part) for part in _strings(item))
         else:
             items.extend(normalise(part) for part in _strings(value))
-    return [item for item in dict.fromkeys(items) if item]
+    topics = _topics(grounding)
+    return [item for item in dict.fromkeys(items) if item and item not in topics]
 
 
 def _copies_grounding(text: str, grounding: dict[str, Any], min_chars: int) -> bool:
@@ -127,7 +144,7 @@ def _unsafe_word(text: str, words: list[str]) -> str | None:
     return None
 
 
-def check_utterance(*, campaign: Campaign, dialogue: Dialogue, text: str) -> list[Violation]:
+def utterance_check(*, campaign: Campaign, dialogue: Dialogue, text: str) -> list[Violation]:
     """Every rule the utterance breaks (empty when it may be sent)."""
     rules = acceptability_settings(campaign)
     normalised = normalise(text)
@@ -176,7 +193,7 @@ def check_utterance(*, campaign: Campaign, dialogue: Dialogue, text: str) -> lis
 
 
 @transaction.atomic
-def record_violation(*, participant: Participant) -> bool:
+def violation_record(*, participant: Participant) -> bool:
     """Count one refused utterance; True once the worker is (now or already) flagged."""
     Participant.objects.filter(pk=participant.pk).update(violations=F("violations") + 1)
     fresh = (

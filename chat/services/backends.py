@@ -26,7 +26,7 @@ def _check_config(adapter: str, config: Any) -> dict[str, Any]:
         raise BackendConfigError(exc.detail, field=f"config.{exc.field}") from None
     if adapter == Backend.Adapter.RETRIEVAL:
         name = config["dataset"]
-        if not Dataset.objects.filter(name=name).exists():
+        if name != "*" and not Dataset.objects.filter(name=name).exists():
             raise BackendConfigError(f"no dataset named '{name}'", field="config.dataset")
     return config
 

@@ -1,6 +1,6 @@
 """Campaigns: create, update, choose backends (with blind aliases), activate, close, completion.
 
-Every write validates first and raises `django.core.exceptions.ValidationError` with a dict
+Every write validates first and raises `CampaignError` (a `core.errors.ServiceError`) with a dict
 `{field: [messages]}` naming what is wrong; nothing is written when anything is wrong. The
 field names are those of `campaign_create`'s arguments, so the campaign form and the API map
 the messages onto their own fields.
@@ -32,7 +32,10 @@ from chat.models import (
     Skill,
     default_acceptability,
 )
-from chat.services.assignment import worker_status
+from chat.services import openings
+from chat.services.scenario_assignment import WorkerStatus, worker_status
+from core.errors import ServiceError
+from core.i18n import INTERFACE_LANGUAGES
 
 # Options `campaign_create` / `campaign_update` accept besides name, mode, skills, backends and
 # datasets; each is a `Campaign` field of the same name.
@@ -44,11 +47,18 @@ CAMPAIGN_OPTIONS = (
     "rate_while_chatting",
     "per_worker_cap",
     "reservation_timeout_minutes",
+    "worker_session_hours",
     "completion_url",
     "acceptability",
+    "interface_language",
+    "opening_dataset",
+    "opening_count",
+    "opening_seed",
     "status",
 )
-INSTRUCTION_LANGUAGES = ("zh-hans", "en")
+# The options that say which openings are drawn (see `chat.services.openings`).
+OPENING_OPTIONS = ("opening_dataset", "opening_count", "opening_seed")
+INSTRUCTION_LANGUAGES = ("zh-hans", "en", "ja")
 MAX_TURNS_LIMIT = 100
 NAME_MAX_LENGTH = 160  # Campaign.name
 ALIAS_MAX_LENGTH = 60  # CampaignBackend.alias
@@ -70,15 +80,26 @@ _ACCEPTABILITY_TYPES: dict[str, type] = {
 }
 
 
-def default_alias(position: int) -> str:
-    """The blind alias of the n-th backend (0-based): 模型 A, 模型 B, …, 模型 Z, 模型 AA, …"""
+# "Model" in a campaign's crowdworker language, for the default blind aliases ("" = Chinese).
+ALIAS_WORDS = {"": "模型", "zh-hans": "模型", "en": "Model", "ja": "モデル"}
+
+
+def default_alias(position: int, language: str = "") -> str:
+    """The blind alias of the n-th backend (0-based): 模型 A, 模型 B, …, 模型 Z, 模型 AA, …,
+    or モデル A … / Model A … when the campaign fixes its workers' language."""
     letters = string.ascii_uppercase
     label = ""
     position += 1
     while position:
         position, rest = divmod(position - 1, 26)
         label = letters[rest] + label
-    return f"模型 {label}"
+    return f"{ALIAS_WORDS.get(language, ALIAS_WORDS[''])} {label}"
+
+
+class CampaignError(ServiceError):
+    """A campaign write refused; ``errors`` maps each refused field to its message(s)."""
+
+    location_style = "prefix"
 
 
 class _Errors:
@@ -92,7 +113,7 @@ class _Errors:
 
     def raise_if_any(self) -> None:
         if self.by_field:
-            raise ValidationError(self.by_field)
+            raise CampaignError.for_fields(self.by_field)
 
 
 def acceptability_settings(campaign: Campaign) -> dict[str, Any]:
@@ -161,8 +182,12 @@ def _check_instructions(value: Any, skill_keys: set[str], errors: _Errors) -> di
             if language not in INSTRUCTION_LANGUAGES:
                 errors.add(
                     "instructions",
-                    _("技能「%(skill)s」的说明语言「%(language)s」未知（可用：zh-hans, en）。")
-                    % {"skill": skill, "language": language},
+                    _("技能「%(skill)s」的说明语言「%(language)s」未知（可用：%(known)s）。")
+                    % {
+                        "skill": skill,
+                        "language": language,
+                        "known": ", ".join(INSTRUCTION_LANGUAGES),
+                    },
                 )
             elif not isinstance(text, str):
                 errors.add(
@@ -209,6 +234,13 @@ def _check_options(
     _check_int(cleaned, "min_turns", errors, minimum=1, maximum=MAX_TURNS_LIMIT)
     _check_int(cleaned, "per_worker_cap", errors, minimum=0)
     _check_int(cleaned, "reservation_timeout_minutes", errors, minimum=1, maximum=7 * 24 * 60)
+    _check_int(cleaned, "worker_session_hours", errors, minimum=1, maximum=720)
+    _check_int(cleaned, "opening_count", errors, minimum=1, maximum=openings.MAX_OPENINGS)
+    _check_int(cleaned, "opening_seed", errors, minimum=-(2**31), maximum=2**31 - 1)
+    if cleaned.get("opening_dataset") is not None and not isinstance(
+        cleaned["opening_dataset"], Dataset
+    ):
+        errors.add("opening_dataset", _("请选择一个数据集。"))
     if "rate_while_chatting" in cleaned and not isinstance(cleaned["rate_while_chatting"], bool):
         errors.add("rate_while_chatting", _("必须是布尔值。"))
     if "instructions" in cleaned:
@@ -226,6 +258,15 @@ def _check_options(
             except ValidationError:
                 errors.add("completion_url", _("不是有效的 http(s) 网址：%(url)s") % {"url": url})
         cleaned["completion_url"] = url
+    if "interface_language" in cleaned:
+        language = cleaned["interface_language"] or ""
+        if language not in INTERFACE_LANGUAGES and language != "":
+            errors.add(
+                "interface_language",
+                _("未知的界面语言「%(language)s」（可用：%(known)s，留空由浏览器决定）。")
+                % {"language": language, "known": ", ".join(INTERFACE_LANGUAGES)},
+            )
+        cleaned["interface_language"] = language
     if "status" in cleaned and cleaned["status"] not in Campaign.Status.values:
         errors.add(
             "status",
@@ -233,6 +274,52 @@ def _check_options(
             % {"status": cleaned["status"], "known": ", ".join(Campaign.Status.values)},
         )
     return cleaned
+
+
+def _check_openings(
+    *,
+    campaign: Campaign | None,
+    mode: str,
+    mode_changed: bool,
+    cleaned: dict[str, Any],
+    errors: _Errors,
+) -> list[openings.DrawnOpening] | None:
+    """The openings to store after the write: a new draw when the dataset, count or seed
+    change (an empty list turns the option off), None when the stored set stays. `campaign`
+    is the campaign as stored (None when creating one)."""
+    if not any(key in cleaned for key in OPENING_OPTIONS):
+        if campaign is not None and campaign.opening_dataset_id and mode_changed:
+            errors.add("opening_dataset", _("只有交互采集的活动才能使用数据集中的起始话语。"))
+        return None
+    if any(key in errors.by_field for key in OPENING_OPTIONS):
+        return None
+    current = {
+        "opening_dataset": campaign.opening_dataset if campaign is not None else None,
+        "opening_count": campaign.opening_count if campaign is not None else 20,
+        "opening_seed": campaign.opening_seed if campaign is not None else 0,
+    }
+    wanted = {key: cleaned.get(key, current[key]) for key in OPENING_OPTIONS}
+    if campaign is not None and wanted == current and not mode_changed:
+        return None
+    dataset = wanted["opening_dataset"]
+    if dataset is not None and mode != Campaign.Mode.INTERACTIVE:
+        errors.add("opening_dataset", _("只有交互采集的活动才能使用数据集中的起始话语。"))
+        return None
+    if campaign is not None and wanted != current and openings.openings_in_use(campaign=campaign):
+        errors.add(
+            "opening_dataset",
+            _("已有对话用过本活动抽取的起始话语，不能再更改数据集、数量或随机种子。"),
+        )
+        return None
+    if dataset is None:
+        return []
+    try:
+        return openings.openings_draw(
+            dataset=dataset, count=wanted["opening_count"], seed=wanted["opening_seed"]
+        )
+    except openings.OpeningDrawError as exc:
+        errors.add(exc.field or "opening_dataset", exc.message)
+        return None
 
 
 def _check_turns(max_turns: Any, min_turns: Any, errors: _Errors) -> None:
@@ -302,7 +389,10 @@ def _check_datasets(datasets: Sequence[Dataset], skills: list[Skill], errors: _E
 
 
 def _check_aliases(
-    backends: Sequence[Backend], aliases: Sequence[str] | None, errors: _Errors
+    backends: Sequence[Backend],
+    aliases: Sequence[str] | None,
+    errors: _Errors,
+    language: str = "",
 ) -> list[str]:
     """Aliases parallel to `backends`; blanks get the next free "模型 X"."""
     given = [(alias or "").strip() for alias in (aliases or [])]
@@ -327,9 +417,9 @@ def _check_aliases(
     filled: list[str] = []
     for alias in given:
         if not alias:
-            while default_alias(position) in seen:
+            while default_alias(position, language) in seen:
                 position += 1
-            alias = default_alias(position)
+            alias = default_alias(position, language)
             seen.add(alias)
         filled.append(alias)
     return filled
@@ -381,7 +471,7 @@ def campaign_readiness_problems(campaign: Campaign) -> list[str]:
 def _check_can_activate(campaign: Campaign) -> None:
     problems = campaign_readiness_problems(campaign)
     if problems:
-        raise ValidationError({"status": problems})
+        raise CampaignError.for_fields({"status": problems})
 
 
 @transaction.atomic
@@ -398,9 +488,11 @@ def campaign_create(
 ) -> Campaign:
     """Create a campaign over `backends` (in alias order) and `datasets` for `skills` (keys).
 
-    `options` are `Campaign` fields (see `CAMPAIGN_OPTIONS`). `aliases`, parallel to
-    `backends`, names them for workers; blanks become 模型 A, 模型 B, … in order. A campaign
-    created with `status="active"` must pass the activation checks.
+    `options` are `Campaign` fields (see `CAMPAIGN_OPTIONS`); an `opening_dataset` draws the
+    campaign's openings (`chat.services.openings`). `aliases`, parallel to
+    `backends`, names them for workers; blanks become 模型 A, 模型 B, … in order (モデル A …
+    or Model A … when `interface_language` fixes the workers' language). A campaign created
+    with `status="active"` must pass the activation checks.
     """
     errors = _Errors()
     name = _check_name(name, errors)
@@ -408,9 +500,13 @@ def campaign_create(
     skill_rows = _resolve_skills(skills, errors)
     _check_backends(mode, backends, errors)
     _check_datasets(datasets, skill_rows, errors)
-    alias_list = _check_aliases(backends, aliases, errors)
     cleaned = _check_options(options, skill_keys={s.key for s in skill_rows}, errors=errors)
+    language = cleaned.get("interface_language", "")
+    alias_list = _check_aliases(backends, aliases, errors, language)
     _check_turns(cleaned.get("max_turns", 10), cleaned.get("min_turns", 1), errors)
+    drawn = _check_openings(
+        campaign=None, mode=mode, mode_changed=False, cleaned=cleaned, errors=errors
+    )
     errors.raise_if_any()
 
     status = cleaned.pop("status", Campaign.Status.DRAFT)
@@ -419,6 +515,8 @@ def campaign_create(
     )
     campaign.skills.set(skill_rows)
     campaign.datasets.set(datasets)
+    if drawn:
+        openings.campaign_openings_store(campaign=campaign, drawn=drawn)
     CampaignBackend.objects.bulk_create(
         CampaignBackend(campaign=campaign, backend=backend, alias=alias)
         for backend, alias in zip(backends, alias_list, strict=True)
@@ -447,9 +545,11 @@ def campaign_update(
 
     The mode cannot change once dialogues exist. `backends` (with `aliases`) go through
     `campaign_set_backends` in the same transaction; the status changes only through
-    `campaign_activate` / `campaign_close`.
+    `campaign_activate` / `campaign_close`. Changing the opening dataset, count or seed
+    draws the openings again, refused once a dialogue has used them.
     """
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    stored_mode = campaign.mode
     errors = _Errors()
     if "status" in options:
         raise TypeError("change the status with campaign_activate / campaign_close")
@@ -480,10 +580,19 @@ def campaign_update(
         cleaned.get("min_turns", campaign.min_turns),
         errors,
     )
+    drawn = _check_openings(
+        campaign=campaign,
+        mode=campaign.mode,
+        mode_changed=campaign.mode != stored_mode,
+        cleaned=cleaned,
+        errors=errors,
+    )
     errors.raise_if_any()
     for field, value in cleaned.items():
         setattr(campaign, field, value)
     campaign.save()
+    if drawn is not None:
+        openings.campaign_openings_store(campaign=campaign, drawn=drawn)
     if skills is not None:
         campaign.skills.set(skill_rows)
     if datasets is not None:
@@ -525,7 +634,7 @@ def campaign_set_backends(
         alias or (current[backend.pk].alias if backend.pk in current else "")
         for backend, alias in zip(backends, given, strict=False)
     ]
-    alias_list = _check_aliases(backends, merged, errors)
+    alias_list = _check_aliases(backends, merged, errors, campaign.interface_language)
     errors.raise_if_any()
 
     campaign.campaign_backends.exclude(backend_id__in=kept_ids).delete()
@@ -580,13 +689,19 @@ def completion_url_with_code(url: str, code: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(query)))
 
 
-def completion_for(*, participant: Participant) -> Completion | None:
-    """The completion code (and the site's completion URL carrying it) for a finished worker.
+def completion_for(
+    *, participant: Participant, status: WorkerStatus | None = None
+) -> Completion | None:
+    """The completion code (and the site's completion URL carrying it) once the worker has
+    earned it: after their first submitted dialogue, whether or not more work remains, so a
+    worker may stop after any dialogue (see `WorkerStatus.earned`).
 
-    None while the worker is not finished (see `assignment.worker_status`). The first time it
-    is given, `Participant.finished_at` records when.
+    None while not earned (nothing submitted, a dialogue returned for re-collection, flagged).
+    The first time it is given, `Participant.finished_at` records when. ``status`` is the
+    worker's `worker_status` when the caller already has it.
     """
-    if not worker_status(participant=participant).finished:
+    status = status or worker_status(participant=participant)
+    if not status.earned:
         return None
     if participant.finished_at is None:
         Participant.objects.filter(pk=participant.pk, finished_at=None).update(

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from typing import IO
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, reset_queries, transaction
 
 from chat.importers import PER_LINE_SKILL_FORMATS, DatasetImportError, check_size, iter_records
+from chat.importers.fields import SampleRecord
 from chat.models import Dataset, Language, Sample, Skill
 
 # --- Datasets ---
@@ -117,12 +119,42 @@ def dataset_import(
     default_skill_id = _check_import_arguments(
         name=name, source_format=source_format, language=language, skill=skill, skill_ids=skill_ids
     )
+    dataset = _dataset_create(
+        fileobj=fileobj,
+        name=name,
+        source_format=source_format,
+        language=language,
+        description=description,
+        created_by=created_by,
+    )
+    records = iter_records(
+        fileobj, source_format=source_format, max_bytes=settings.DATASET_UPLOAD_MAX_BYTES
+    )
+    skills = _SkillResolver(
+        source_format=source_format, skill=skill, skill_ids=skill_ids, default=default_skill_id
+    )
+    count, skills_seen = _samples_insert(dataset=dataset, records=records, skills=skills)
+    dataset.skill_id = skills_seen.pop() if len(skills_seen) == 1 else None
+    dataset.sample_count = count
+    dataset.save(update_fields=["skill", "sample_count"])
+    return dataset
+
+
+def _dataset_create(
+    *,
+    fileobj: IO[bytes],
+    name: str,
+    source_format: str,
+    language: str,
+    description: str,
+    created_by: AbstractBaseUser | None,
+) -> Dataset:
+    """The empty dataset row, once its name is free and the file within the size limit."""
     if Dataset.objects.filter(name=name).exists():
         raise _name_taken(name)
     check_size(fileobj, max_bytes=settings.DATASET_UPLOAD_MAX_BYTES)
-
     try:
-        dataset = Dataset.objects.create(
+        return Dataset.objects.create(
             name=name,
             language=language,
             source_format=source_format,
@@ -132,37 +164,54 @@ def dataset_import(
     except IntegrityError:  # created by a concurrent import since the check above
         raise _name_taken(name) from None
 
-    records = iter_records(
-        fileobj, source_format=source_format, max_bytes=settings.DATASET_UPLOAD_MAX_BYTES
-    )
-    skills_seen: set[int] = set()
-    batch: list[Sample] = []
-    batch_lines: dict[str, int] = {}  # external id → line, for the batch being filled
-    count = 0
-    for record in records:
+
+@dataclass(frozen=True)
+class _SkillResolver:
+    """The skill id of each record: its own (checked against the known skills and, for LIC 2021,
+    the dataset's skill) or the dataset's default."""
+
+    source_format: str
+    skill: str | None
+    skill_ids: dict[str, int]
+    default: int | None
+
+    def __call__(self, record: SampleRecord) -> int:
         if record.skill is None:
-            if default_skill_id is None:
+            if self.default is None:
                 raise DatasetImportError(
                     "missing (the line has no skill and no dataset skill was given)",
                     line=record.line,
                     field="skill",
                 )
-            skill_id = default_skill_id
-        else:
-            skill_field = "subtrack" if source_format == Dataset.Format.LIC2021 else "skill"
-            if record.skill not in skill_ids:
-                raise DatasetImportError(
-                    f"unknown skill '{record.skill}' (known: {', '.join(skill_ids)})",
-                    line=record.line,
-                    field=skill_field,
-                )
-            skill_id = skill_ids[record.skill]
-            if source_format == Dataset.Format.LIC2021 and default_skill_id not in (None, skill_id):
-                raise DatasetImportError(
-                    f"skill '{record.skill}' differs from the dataset's skill '{skill}'",
-                    line=record.line,
-                    field=skill_field,
-                )
+            return self.default
+        lic = self.source_format == Dataset.Format.LIC2021
+        skill_field = "subtrack" if lic else "skill"
+        if record.skill not in self.skill_ids:
+            raise DatasetImportError(
+                f"unknown skill '{record.skill}' (known: {', '.join(self.skill_ids)})",
+                line=record.line,
+                field=skill_field,
+            )
+        skill_id = self.skill_ids[record.skill]
+        if lic and self.default not in (None, skill_id):
+            raise DatasetImportError(
+                f"skill '{record.skill}' differs from the dataset's skill '{self.skill}'",
+                line=record.line,
+                field=skill_field,
+            )
+        return skill_id
+
+
+def _samples_insert(
+    *, dataset: Dataset, records: Iterable[SampleRecord], skills: _SkillResolver
+) -> tuple[int, set[int]]:
+    """Insert the records as samples in batches; the count and the skill ids seen."""
+    skills_seen: set[int] = set()
+    batch: list[Sample] = []
+    batch_lines: dict[str, int] = {}  # external id → line, for the batch being filled
+    count = 0
+    for record in records:
+        skill_id = skills(record)
         if record.external_id in batch_lines:
             raise DatasetImportError(
                 f"duplicate id '{record.external_id}' (first used on line "
@@ -181,6 +230,7 @@ def dataset_import(
                 context=record.context,
                 references=record.references,
                 grounding=record.grounding,
+                metadata=record.metadata,
             )
         )
         count += 1
@@ -193,11 +243,7 @@ def dataset_import(
                 reset_queries()
     if batch:
         _insert_samples(dataset=dataset, batch=batch, lines=batch_lines)
-
-    dataset.skill_id = skills_seen.pop() if len(skills_seen) == 1 else None
-    dataset.sample_count = count
-    dataset.save(update_fields=["skill", "sample_count"])
-    return dataset
+    return count, skills_seen
 
 
 def dataset_export_lines(*, dataset: Dataset) -> Iterator[str]:
@@ -210,20 +256,20 @@ def dataset_export_lines(*, dataset: Dataset) -> Iterator[str]:
     rows = (
         Sample.objects.filter(dataset=dataset)
         .order_by("index")
-        .values_list("external_id", "skill_id", "context", "references", "grounding")
+        .values_list("external_id", "skill_id", "context", "references", "grounding", "metadata")
         .iterator(chunk_size=EXPORT_CHUNK_SIZE)
     )
-    for external_id, skill_id, context, references, grounding in rows:
-        yield json.dumps(
-            {
-                "id": external_id,
-                "skill": skill_keys[skill_id],
-                "context": context,
-                "references": references,
-                "grounding": grounding,
-            },
-            ensure_ascii=False,
-        )
+    for external_id, skill_id, context, references, grounding, metadata in rows:
+        line: dict[str, Any] = {
+            "id": external_id,
+            "skill": skill_keys[skill_id],
+            "context": context,
+            "references": references,
+            "grounding": grounding,
+        }
+        if metadata:
+            line["metadata"] = metadata
+        yield json.dumps(line, ensure_ascii=False)
 
 
 # --- Participants ---

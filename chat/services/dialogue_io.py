@@ -56,6 +56,8 @@ EXPORT_ONLY_FIELDS = (
     "grounding_used",
     "created_at",
     "submitted_at",
+    "cannot_continue",  # seed 001: the worker ended the chat early, it could not go on
+    "opening",  # seed 001: the first user turn is a campaign opening drawn from a dataset
 )
 TURN_FIELDS = ("speaker", "text", "references", "prompt", "latency_ms")
 EXPORT_ONLY_TURN_FIELDS = ("created_at",)
@@ -141,6 +143,16 @@ def _dialogue_json(
         "grounding_used": dialogue.grounding_used,
         "created_at": _iso(dialogue.created_at),
         "submitted_at": _iso(dialogue.submitted_at),
+        "cannot_continue": dialogue.cannot_continue,
+        "opening": (
+            {
+                "dataset": campaign.opening_dataset.name if campaign.opening_dataset else None,
+                "sample": dialogue.opening.sample.external_id,
+                "topic": dialogue.opening.topic,
+            }
+            if dialogue.opening is not None
+            else None
+        ),
     }
 
 
@@ -159,7 +171,7 @@ def dialogue_export_lines(
     )
     dialogues = dialogue_export_queryset(
         campaign=campaign, static_run=static_run, statuses=statuses
-    ).select_related("backend", "skill", "scenario__dataset")
+    ).select_related("backend", "skill", "scenario__dataset", "opening__sample")
     last_pk = 0
     while True:
         chunk = list(dialogues.filter(pk__gt=last_pk)[:EXPORT_CHUNK_SIZE])
@@ -460,7 +472,7 @@ class _Importer:
 
 
 @transaction.atomic
-def import_dialogues(
+def dialogues_import(
     *, fileobj: IO[bytes], campaign_name: str, created_by: AbstractBaseUser | None = None
 ) -> ImportResult:
     """Import a dialogue JSONL file (opened in binary mode) into a campaign, all-or-nothing.

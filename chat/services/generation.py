@@ -16,7 +16,7 @@ the retrieval adapter loads its dataset through `sync_to_async`. Consume `stream
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass, field
 
@@ -37,7 +37,7 @@ __all__ = [
     "complete_reply",
     "complete_reply_sync",
     "stream_reply",
-    "test_connection",
+    "backend_connection_check",
 ]
 
 
@@ -98,7 +98,7 @@ def build_request(
     )
 
 
-async def stream_reply(*, backend: Backend, request: ChatRequest) -> AsyncIterator[str]:
+async def stream_reply(*, backend: Backend, request: ChatRequest) -> AsyncGenerator[str, None]:
     """Stream the reply's text chunks (concurrency limit, timeout, retry inside)."""
     async with aclosing(stream_text(BackendSpec.from_backend(backend), request)) as chunks:
         async for chunk in chunks:
@@ -135,7 +135,7 @@ def complete_reply_sync(*, backend: Backend, request: ChatRequest) -> Reply:
     return async_to_sync(complete_reply)(backend=backend, request=request)
 
 
-def test_connection(*, backend: Backend, message: str = "你好") -> ConnectionResult:
+def backend_connection_check(*, backend: Backend, message: str = "你好") -> ConnectionResult:
     """Send one chit-chat message; report latency and the reply, or the error."""
     start = time.perf_counter()
     notes: list[str] = []
@@ -157,7 +157,3 @@ def test_connection(*, backend: Backend, message: str = "你好") -> ConnectionR
             notes=notes,
         )
     return ConnectionResult(ok=True, latency_ms=reply.latency_ms, reply=reply.text, notes=notes)
-
-
-# pytest would otherwise collect `test_connection` from modules that import it.
-test_connection.__test__ = False  # type: ignore[attr-defined]

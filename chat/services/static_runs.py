@@ -6,6 +6,10 @@ parallel — and writes each answer (the item row and its single-turn Dialogue) 
 after re-checking, under a row lock, that the item is still pending. That compare-and-set is
 what makes the job resumable: after a crash, or when a broker delivers the task twice, done items
 are skipped and no answer is stored twice.
+
+The run is a `core.models.Job`: the task claims it under a lease that a heartbeat thread renews,
+so a run whose worker died is sent again by the sweeper (`core.jobs.jobs_sweep`) and finishes by
+itself; the heartbeat is also how a cancel reaches the threads answering items.
 """
 
 from __future__ import annotations
@@ -14,9 +18,9 @@ import queue
 import random
 import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import ValidationError
 from django.db import connections, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -35,10 +39,26 @@ from chat.models import (
 )
 from chat.services.campaigns import campaign_create
 from chat.services.generation import BackendError, build_request, complete_reply_sync
+from core.errors import ServiceError
+from core.jobs import (
+    Heartbeat,
+    job_cancel,
+    job_claim,
+    job_dispatched,
+    job_finish,
+    job_is_live,
+    new_lease_owner,
+)
+from core.models import JobStatus
 
 RUN_NAME_MAX_LENGTH = 160  # chat.StaticRun.name
 ITEM_BATCH_SIZE = 2000
-FINISHED = (StaticRun.Status.DONE, StaticRun.Status.FAILED, StaticRun.Status.CANCELLED)
+
+
+class StaticRunError(ServiceError):
+    """A static run refused (bad arguments, a retry while it runs); ``errors`` maps arguments."""
+
+    location_style = "prefix"
 
 
 def context_history(context: Sequence[str]) -> list[tuple[str, str]]:
@@ -52,6 +72,77 @@ def context_history(context: Sequence[str]) -> list[tuple[str, str]]:
         (Turn.Speaker.USER if (last - i) % 2 == 0 else Turn.Speaker.SYSTEM, text)
         for i, text in enumerate(context)
     ]
+
+
+@dataclass(frozen=True)
+class ExternalAnswer:
+    """One answer a system produced elsewhere: its context (utterances, the last the user's),
+    the answer, and the references to score it against."""
+
+    external_id: str
+    context: Sequence[str]
+    answer: str
+    references: Sequence[str] = ()
+
+
+@transaction.atomic
+def external_answers_store(
+    *,
+    name: str,
+    system: str,
+    skill: Skill,
+    language: str,
+    answers: Sequence[ExternalAnswer],
+    created_by: AbstractBaseUser | None,
+    batch_size: int = ITEM_BATCH_SIZE,
+) -> Campaign:
+    """Store answers generated elsewhere as the accepted single-answer dialogues of a new closed
+    ``static`` campaign (the mode that tells scorers only the last turn is the system's): the
+    context turns as :func:`context_history` reads them, then the answer with its references.
+    The system is an inactive ``imported`` backend, created on first use."""
+    backend, _created = Backend.objects.get_or_create(
+        name=system[:120],
+        defaults={"adapter": Backend.Adapter.IMPORTED, "active": False, "created_by": created_by},
+    )
+    campaign = Campaign.objects.create(
+        name=name, mode=Campaign.Mode.STATIC, status=Campaign.Status.CLOSED, created_by=created_by
+    )
+    campaign.skills.add(skill)
+    campaign.campaign_backends.create(backend=backend, alias="模型 A")
+    now = timezone.now()
+    dialogues = Dialogue.objects.bulk_create(
+        [
+            Dialogue(
+                campaign=campaign,
+                backend=backend,
+                skill=skill,
+                language=language,
+                status=Dialogue.Status.ACCEPTED,
+                external_id=answer.external_id,
+                submitted_at=now,
+            )
+            for answer in answers
+        ],
+        batch_size=batch_size,
+    )
+    turns: list[Turn] = []
+    for dialogue, answer in zip(dialogues, answers, strict=True):
+        history = context_history(answer.context)
+        turns.extend(
+            Turn(dialogue=dialogue, index=index, speaker=speaker, text=text)
+            for index, (speaker, text) in enumerate(history)
+        )
+        turns.append(
+            Turn(
+                dialogue=dialogue,
+                index=len(history),
+                speaker=Turn.Speaker.SYSTEM,
+                text=answer.answer,
+                references=list(answer.references),
+            )
+        )
+    Turn.objects.bulk_create(turns, batch_size=batch_size)
+    return campaign
 
 
 def sample_selection(*, dataset: Dataset, sample_size: int | None, seed: int) -> list[int]:
@@ -115,7 +206,7 @@ def _check_create(
     elif Campaign.objects.filter(name=campaign_name).exists():
         errors["campaign_name"] = _("已有名为「%(name)s」的评测活动。") % {"name": campaign_name}
     if errors:
-        raise ValidationError(errors)
+        raise StaticRunError.for_fields(errors)
 
 
 @transaction.atomic
@@ -134,7 +225,7 @@ def static_run_create(
 
     The answers go to `campaign` (a static campaign holding every backend), or to a new static
     campaign named `campaign_name` (default: the run's name) over the dataset's skills. Bad
-    arguments raise `ValidationError` keyed by argument name, and nothing is saved.
+    arguments raise `StaticRunError` (its ``errors`` keyed by argument name), and nothing is saved.
     """
     name = name.strip()
     campaign_name = (campaign_name or name).strip()
@@ -181,20 +272,22 @@ def static_run_create(
 
 def static_run_start(*, run: StaticRun) -> None:
     """Queue the run for a worker (queue `chat`) once the caller's transaction commits."""
+    run_id = run.pk
+    transaction.on_commit(lambda: static_run_dispatch(run_id))
+
+
+def static_run_dispatch(run_id: int) -> None:
+    """Send the run's task now (the sweeper calls this for a run whose worker died)."""
     from chat import tasks  # the tasks module imports this one
 
-    run_id = run.pk
-    transaction.on_commit(lambda: tasks.static_run_execute.delay(run_id))
+    job_dispatched(StaticRun, run_id)
+    tasks.static_run_execute.delay(run_id)
 
 
 def static_run_cancel(*, run: StaticRun) -> StaticRun:
-    """Ask the run to stop. A run that has not started is cancelled at once; a running one stops
-    between items (the worker checks `cancel_requested`); a finished one is left as it is."""
-    StaticRun.objects.filter(pk=run.pk).exclude(status__in=FINISHED).update(cancel_requested=True)
-    StaticRun.objects.filter(pk=run.pk, status=StaticRun.Status.PENDING).update(
-        status=StaticRun.Status.CANCELLED, finished_at=timezone.now()
-    )
-    run.refresh_from_db()
+    """Stop the run. One no worker holds (not started, or its worker died) is cancelled at once;
+    a running one stops between items and ends cancelled; a finished one is left as it is."""
+    job_cancel(job=run)
     return run
 
 
@@ -204,38 +297,50 @@ def static_run_retry_failed(*, run: StaticRun) -> int:
     it will answer (the failed ones and any left pending).
 
     A cancelled run resumes too (its pending items are answered), and so does a run whose worker
-    died: done items are never asked again.
+    died (its lease ran out): done items are never asked again.
     """
     run = StaticRun.objects.select_for_update().get(pk=run.pk)
-    if run.status in (StaticRun.Status.PENDING, StaticRun.Status.RUNNING):
-        raise ValidationError(_("运行尚未结束，结束后才能重试失败项。"))
+    if job_is_live(run):
+        raise StaticRunError(_("运行尚未结束，结束后才能重试失败项。"))
     reset = StaticRunItem.objects.filter(run=run, status=StaticRunItem.Status.FAILED).update(
         status=StaticRunItem.Status.PENDING
     )
     queued = StaticRunItem.objects.filter(run=run, status=StaticRunItem.Status.PENDING).count()
     if not queued:
         return 0
-    run.status = StaticRun.Status.PENDING
+    run.status = JobStatus.PENDING
     run.cancel_requested = False
     run.error = ""
     run.finished_at = None
+    run.attempts = 0
+    run.lease_owner, run.lease_expires_at, run.dispatched_at = "", None, None
     run.progress_done = F("progress_done") - reset
-    run.save(update_fields=["status", "cancel_requested", "error", "finished_at", "progress_done"])
+    run.save(
+        update_fields=[
+            "status",
+            "cancel_requested",
+            "error",
+            "finished_at",
+            "attempts",
+            "lease_owner",
+            "lease_expires_at",
+            "dispatched_at",
+            "progress_done",
+        ]
+    )
     static_run_start(run=run)
     return queued
 
 
-def _claim(run_id: int) -> bool:
-    """Mark the run running; False when there is nothing to do (finished or cancelled)."""
-    now = timezone.now()
-    StaticRun.objects.filter(
-        pk=run_id, status=StaticRun.Status.PENDING, cancel_requested=True
-    ).update(status=StaticRun.Status.CANCELLED, finished_at=now)
-    claimed = StaticRun.objects.filter(
-        pk=run_id, status__in=(StaticRun.Status.PENDING, StaticRun.Status.RUNNING)
-    ).update(status=StaticRun.Status.RUNNING)
+def _claim(run_id: int, owner: str) -> bool:
+    """Take the run under a lease; False when there is nothing to do (finished, cancelled, or
+    another live worker holds it)."""
+    claimed = job_claim(StaticRun, run_id, owner=owner)
     if claimed:
-        StaticRun.objects.filter(pk=run_id, started_at__isnull=True).update(started_at=now)
+        # The run's static campaign is collecting now (it was created as a draft).
+        Campaign.objects.filter(
+            static_runs__pk=run_id, mode=Campaign.Mode.STATIC, status=Campaign.Status.DRAFT
+        ).update(status=Campaign.Status.ACTIVE)
         # Re-count from the items, the source of truth: the run's counter is a running tally.
         items = StaticRunItem.objects.filter(run_id=run_id)
         StaticRun.objects.filter(pk=run_id).update(
@@ -343,15 +448,14 @@ def _cancel_requested(run_id: int) -> bool:
 class _BackendLane:
     """The pending items of one backend, answered by `concurrency_limit` threads."""
 
-    def __init__(
-        self, *, run_id: int, backend: Backend, item_ids: list[int], stop: threading.Event
-    ):
+    def __init__(self, *, run_id: int, backend: Backend, item_ids: list[int], beat: Heartbeat):
         self.run_id = run_id
         self.backend = backend
         self.items: queue.SimpleQueue[int] = queue.SimpleQueue()
         for item_id in item_ids:
             self.items.put(item_id)
-        self.stop = stop
+        self.beat = beat
+        self.stop = threading.Event()
         self.errors: list[BaseException] = []
         self.threads = [
             threading.Thread(target=self._work, name=f"static-run-{run_id}-{backend.pk}-{i}")
@@ -360,13 +464,12 @@ class _BackendLane:
 
     def _work(self) -> None:
         try:
-            while not self.stop.is_set():
+            while not (self.stop.is_set() or self.beat.stopped.is_set()):
                 try:
                     item_id = self.items.get_nowait()
                 except queue.Empty:
                     return
                 if _cancel_requested(self.run_id):
-                    self.stop.set()
                     return
                 _answer(item_id=item_id, run_id=self.run_id, backend=self.backend)
         except BaseException as exc:  # noqa: BLE001 - re-raised by static_run_execute
@@ -376,19 +479,32 @@ class _BackendLane:
             connections.close_all()  # this thread's connections only
 
 
-def _finish(run_id: int, errors: list[BaseException]) -> None:
+def _finish(run_id: int, owner: str, errors: list[BaseException]) -> None:
+    """End the run as its items say. Only the execution holding the lease ends it: one that
+    lost its lease (it stalled and the sweeper gave the run to another worker) changes nothing."""
     run = StaticRun.objects.get(pk=run_id)
+    error = ""
     if errors:
-        run.status = StaticRun.Status.FAILED
-        run.error = f"{type(errors[0]).__name__}: {errors[0]}"
+        status, error = JobStatus.FAILED, f"{type(errors[0]).__name__}: {errors[0]}"
     elif run.cancel_requested:
-        run.status = StaticRun.Status.CANCELLED
+        status = JobStatus.CANCELLED
+    elif run.items.filter(status=StaticRunItem.Status.PENDING).exists():
+        return  # stopped without a cancel: the lease was lost, the new holder finishes
     elif run.items.filter(status=StaticRunItem.Status.FAILED).exists():
-        run.status = StaticRun.Status.FAILED
+        status = JobStatus.FAILED
     else:
-        run.status = StaticRun.Status.DONE
-    run.finished_at = timezone.now()
-    run.save(update_fields=["status", "error", "finished_at"])
+        status = JobStatus.DONE
+    ended = job_finish(StaticRun, run_id, status=status, owner=owner, error=error)
+    if ended and status == JobStatus.DONE:
+        # Its answers are all in: the static campaign is finished unless another run of it
+        # is still to come.
+        busy = StaticRun.objects.filter(
+            campaign_id=run.campaign_id, status__in=(JobStatus.PENDING, JobStatus.RUNNING)
+        ).exists()
+        if not busy:
+            Campaign.objects.filter(pk=run.campaign_id, mode=Campaign.Mode.STATIC).update(
+                status=Campaign.Status.CLOSED
+            )
 
 
 def static_run_execute(*, run: StaticRun) -> StaticRun:
@@ -398,10 +514,22 @@ def static_run_execute(*, run: StaticRun) -> StaticRun:
     skipped, so running it again after a crash finishes the job without duplicates. An error
     that is not one sample's (the database went away) marks the run failed and is re-raised.
     """
-    if not _claim(run.pk):
+    owner = new_lease_owner()
+    if not _claim(run.pk, owner):
         run.refresh_from_db()
         return run
-    stop = threading.Event()
+    with Heartbeat(StaticRun, run.pk, owner=owner) as beat:
+        errors = _answer_pending(run, beat)
+        _finish(run.pk, owner, errors)
+    run.refresh_from_db()
+    if errors:
+        raise errors[0]
+    return run
+
+
+def _answer_pending(run: StaticRun, beat: Heartbeat) -> list[BaseException]:
+    """Answer the pending items, every backend's lane in parallel; the errors that stopped
+    lanes (not one sample's backend error, which is stored on its item)."""
     lanes = []
     for backend in run.backends.order_by("pk"):
         item_ids = list(
@@ -412,15 +540,10 @@ def static_run_execute(*, run: StaticRun) -> StaticRun:
             .values_list("id", flat=True)
         )
         if item_ids:
-            lanes.append(_BackendLane(run_id=run.pk, backend=backend, item_ids=item_ids, stop=stop))
+            lanes.append(_BackendLane(run_id=run.pk, backend=backend, item_ids=item_ids, beat=beat))
     threads = [thread for lane in lanes for thread in lane.threads]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    errors = [error for lane in lanes for error in lane.errors]
-    _finish(run.pk, errors)
-    run.refresh_from_db()
-    if errors:
-        raise errors[0]
-    return run
+    return [error for lane in lanes for error in lane.errors]

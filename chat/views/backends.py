@@ -17,7 +17,7 @@ from chat.forms_backends import BackendForm
 from chat.models import Backend, Skill
 from chat.selectors import backends as selectors
 from chat.services import backends as services
-from chat.services.generation import test_connection
+from chat.services.generation import backend_connection_check
 from core.access import Role, role_required
 
 # Shown beside the config editor for the adapter chosen (keys are documented in docs/backends.md).
@@ -154,6 +154,7 @@ def _detail_context(backend: Backend, **extra: object) -> dict:
         "api_key_set": selectors.api_key_is_set(backend),
         "templates": selectors.backend_prompt_templates(backend=backend),
         "callable": backend.adapter in ADAPTER_KEYS and backend.adapter != "imported",
+        "failures": selectors.reply_failure_summary(backend=backend),
         **extra,
     }
 
@@ -181,7 +182,7 @@ def backend_test(request: HttpRequest, pk: int) -> HttpResponse:
     """Send one message and show latency and reply or error (a partial for htmx)."""
     backend = get_object_or_404(Backend, pk=pk)
     message = (request.POST.get("message") or "").strip()[:500] or "你好"
-    result = test_connection(backend=backend, message=message)
+    result = backend_connection_check(backend=backend, message=message)
     if request.htmx:
         return render(
             request,

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
-from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -13,12 +16,20 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from chat.forms import CampaignForm, JoinForm
-from chat.models import Campaign
+from chat.models import Campaign, Dialogue, Participant
+from chat.selectors import backends as backend_selectors
 from chat.selectors import campaigns as selectors
 from chat.services import campaigns as campaign_services
 from chat.services import participation as services
+from chat.services.campaigns import CampaignError
+from chat.services.scenario_assignment import AssignmentError, scenario_assign_next
 from core.access import Role, role_required
+from core.security import rate_limited
 
+_INVITE_TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{1,40}")
+# A signed cookie binds a participant to the browser that first joined (see campaign_join).
+_BINDING_COOKIE = "participant"
+_BINDING_SALT = "chat.participant-binding"
 # Query parameters crowdsourcing sites append to a study link.
 _WORKER_ID_PARAMS = (("worker_id", ""), ("PROLIFIC_PID", "prolific"), ("workerId", "mturk"))
 
@@ -31,7 +42,8 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
         mode=request.GET.get("mode") or None,
     )
     page = Paginator(campaigns, 25).get_page(request.GET.get("page"))
-    rows = [(c, selectors.campaign_progress(campaign=c)) for c in page]
+    progress = selectors.campaigns_progress(campaigns=list(page))
+    rows = [(c, progress[c.pk]) for c in page]
     return render(
         request,
         "chat/campaign_list.html",
@@ -53,7 +65,7 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
             campaign = campaign_services.campaign_create(
                 created_by=request.user, **form.service_arguments()
             )
-        except ValidationError as exc:
+        except CampaignError as exc:
             form.add_service_errors(exc)
         else:
             messages.success(request, _("已创建评测活动「%(name)s」。") % {"name": campaign.name})
@@ -72,7 +84,7 @@ def campaign_edit(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             campaign_services.campaign_update(campaign=campaign, **form.service_arguments())
-        except ValidationError as exc:
+        except CampaignError as exc:
             form.add_service_errors(exc)
         else:
             messages.success(request, _("已保存。"))
@@ -104,6 +116,13 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
             ),
             "mturk_url": f"{invite}?workerId=WORKER_ID",
             "participants": selectors.participant_list(campaign=campaign),
+            "failures": backend_selectors.reply_failure_summary(campaign=campaign),
+            # The rate-while-chatting results (created on the first live rating).
+            "live_job": campaign.rating_jobs.filter(is_live=True).first(),
+            "n_accepted": campaign.dialogues.filter(status=Dialogue.Status.ACCEPTED).count(),
+            "openings": (
+                selectors.opening_usage(campaign=campaign) if campaign.opening_dataset_id else []
+            ),
             "problems": (
                 campaign_services.campaign_readiness_problems(campaign)
                 if campaign.status != Campaign.Status.ACTIVE
@@ -120,8 +139,8 @@ def campaign_activate(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=pk)
     try:
         campaign_services.campaign_activate(campaign=campaign)
-    except ValidationError as exc:
-        for message in exc.messages:
+    except CampaignError as exc:
+        for message in exc.errors.values() or [str(exc)]:
             messages.error(request, message)
     else:
         messages.success(request, _("评测活动已开放，工作者现在可以通过邀请链接加入。"))
@@ -137,9 +156,23 @@ def campaign_close(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("chat:campaign-detail", pk=pk)
 
 
+def _bound_participant(request: HttpRequest, campaign: Campaign) -> int | None:
+    value = request.get_signed_cookie(
+        f"{_BINDING_COOKIE}-{campaign.pk}", default=None, salt=_BINDING_SALT
+    )
+    return int(value) if value and value.isdigit() else None
+
+
 @require_http_methods(["GET", "POST"])
 def campaign_join(request: HttpRequest, token: str) -> HttpResponse:
-    """An invite link: a crowdworker joins with the site's worker id, no password needed."""
+    """An invite link: a crowdworker joins with the site's worker id, no password needed.
+
+    The GET only shows the form (the worker id from the site's query parameters filled in): the
+    login happens on the POST, which carries a CSRF token, so a link planted elsewhere cannot log
+    a visitor in as someone else, and whoever is logged in sees who they are before switching.
+    """
+    if not _INVITE_TOKEN_RE.fullmatch(token):
+        raise Http404("no such invite link")
     campaign = get_object_or_404(Campaign, invite_token=token)
     if campaign.status != Campaign.Status.ACTIVE:
         return render(request, "chat/join_closed.html", {"campaign": campaign}, status=410)
@@ -149,19 +182,75 @@ def campaign_join(request: HttpRequest, token: str) -> HttpResponse:
         if request.GET.get(param):
             worker_id, source = request.GET[param], source or site
             break
-    form = JoinForm(request.POST or None, initial={"worker_id": worker_id})
-    if request.method == "POST" and form.is_valid():
-        worker_id = form.cleaned_data["worker_id"]
-    if not worker_id:
-        return render(request, "chat/join.html", {"campaign": campaign, "form": form})
+    source = request.POST.get("source", source)
+    bound = _bound_participant(request, campaign)
+    context = {"campaign": campaign, "source": source, "current_user": request.user}
+    if request.method != "POST":
+        already = Participant.objects.filter(
+            campaign=campaign, user_id=request.user.pk, external_id=worker_id.strip()
+        ).exists()
+        if worker_id and already:  # this browser is this worker already: straight to the chat
+            return _first_dialogue(request, campaign=campaign, user=request.user)
+        form = JoinForm(initial={"worker_id": worker_id})
+        return render(request, "chat/join.html", {**context, "form": form})
 
-    try:
-        user = services.participant_join(campaign=campaign, external_id=worker_id, source=source)
-    except services.ParticipationError as exc:
-        form = JoinForm(data={"worker_id": worker_id})
+    if rate_limited(request, scope="join", per_minute=settings.JOIN_RATE_LIMIT_PER_MINUTE):
+        form = JoinForm(request.POST)
         form.is_valid()
-        form.add_error("worker_id", str(exc))
-        return render(request, "chat/join.html", {"campaign": campaign, "form": form}, status=400)
+        form.add_error(None, _("加入请求过于频繁，请一分钟后再试。"))
+        return render(request, "chat/join.html", {**context, "form": form}, status=429)
+    form = JoinForm(request.POST)
+    if not form.is_valid():
+        return render(request, "chat/join.html", {**context, "form": form}, status=400)
+    try:
+        user = services.participant_join(
+            campaign=campaign,
+            external_id=form.cleaned_data["worker_id"],
+            source=source,
+            bound_participant_id=bound,
+            resume_code=form.cleaned_data["resume_code"],
+        )
+    except services.ParticipationError as exc:
+        field = "resume_code" if isinstance(exc, services.ResumeCodeRequired) else "worker_id"
+        form.add_error(field, str(exc))
+        status = 403 if field == "resume_code" else 400
+        return render(
+            request,
+            "chat/join.html",
+            {**context, "form": form, "ask_resume_code": field == "resume_code"},
+            status=status,
+        )
     login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-    messages.success(request, _("欢迎参加「%(name)s」！") % {"name": campaign.name})
-    return redirect("home")
+    request.session.set_expiry(campaign.worker_session_hours * 3600)
+    participant = Participant.objects.get(campaign=campaign, user=user)
+    messages.success(
+        request,
+        _("欢迎参加「%(name)s」！您的恢复码是 %(code)s：换用其他浏览器或设备继续时需要它。")
+        % {"name": campaign.name, "code": participant.resume_code},
+    )
+    response = _first_dialogue(request, campaign=campaign, user=user)
+    response.set_signed_cookie(
+        f"{_BINDING_COOKIE}-{campaign.pk}",
+        str(participant.pk),
+        salt=_BINDING_SALT,
+        max_age=365 * 24 * 3600,
+        secure=settings.SESSION_COOKIE_SECURE,
+        httponly=True,
+        samesite="Lax",
+    )
+    return response
+
+
+def _first_dialogue(request: HttpRequest, *, campaign: Campaign, user: Any) -> HttpResponse:
+    """The invite link lands in the chat (the worker's dialogue in progress, else a new one),
+    not one click before it; home when there is nothing to chat about now."""
+    participant = Participant.objects.filter(campaign=campaign, user=user).first()
+    if participant is None:
+        return redirect("home")
+    try:
+        dialogue = scenario_assign_next(participant=participant)
+    except AssignmentError:
+        return redirect("home")
+    if dialogue is None:
+        return redirect("home")
+    return redirect("chat:live-dialogue", pk=dialogue.pk)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
@@ -13,9 +13,10 @@ from chat.forms import DatasetUploadForm
 from chat.importers import DatasetImportError
 from chat.models import Dataset, Language, Skill
 from chat.selectors import datasets as selectors
+from chat.selectors.collection import grounding_view
 from chat.services import datasets as services
 from core.access import Role, role_required
-from core.http import jsonl_download
+from core.http import jsonl_download, redirect_after_form
 
 
 @role_required(Role.RESEARCHER)
@@ -33,12 +34,26 @@ def dataset_list(request: HttpRequest) -> HttpResponse:
     )
 
 
+# Characters of one utterance or reference shown on the dataset page before "show all".
+PAGE_TEXT_LIMIT = 1000
+
+
 @role_required(Role.RESEARCHER)
 def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     dataset = get_object_or_404(Dataset.objects.select_related("skill"), pk=pk)
     page = Paginator(selectors.sample_list(dataset=dataset), 20).get_page(request.GET.get("page"))
+    for sample in page.object_list:  # long texts are cut; "show all" opens one sample whole
+        sample.grounding_view = grounding_view(skill=sample.skill.key, grounding=sample.grounding)
+        sample.longest = max(map(len, [*sample.context, *sample.references]), default=0)
+    full = request.GET.get("full", "")
     template = "chat/dataset_detail.html#samples" if request.htmx else "chat/dataset_detail.html"
-    return render(request, template, {"dataset": dataset, "page": page})
+    context = {
+        "dataset": dataset,
+        "page": page,
+        "full": int(full) if full.isdigit() else None,
+        "text_limit": PAGE_TEXT_LIMIT,
+    }
+    return render(request, template, context)
 
 
 @role_required(Role.RESEARCHER)
@@ -66,7 +81,7 @@ def dataset_upload(request: HttpRequest) -> HttpResponse:
                 _("已导入 %(count)d 个样本到数据集「%(name)s」。")
                 % {"count": dataset.sample_count, "name": dataset.name},
             )
-            return redirect("chat:dataset-detail", pk=dataset.pk)
+            return redirect_after_form(request, "chat:dataset-detail", pk=dataset.pk)
     status = 400 if request.method == "POST" else 200
     return render(
         request,

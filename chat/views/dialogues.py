@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
@@ -12,7 +12,7 @@ from chat.forms_static import DialogueImportForm
 from chat.models import Campaign, Dialogue, StaticRun
 from chat.services import dialogue_io
 from core.access import Role, role_required
-from core.http import jsonl_download
+from core.http import jsonl_download, redirect_after_form
 
 
 def export_filters(
@@ -49,7 +49,7 @@ def dialogue_import(request: HttpRequest) -> HttpResponse:
     import_error: dialogue_io.DialogueImportError | None = None
     if request.method == "POST" and form.is_valid():
         try:
-            result = dialogue_io.import_dialogues(
+            result = dialogue_io.dialogues_import(
                 fileobj=form.cleaned_data["file"],
                 campaign_name=form.cleaned_data["campaign"],
                 created_by=request.user,
@@ -66,7 +66,7 @@ def dialogue_import(request: HttpRequest) -> HttpResponse:
                     "campaign": result.campaign.name,
                 },
             )
-            return redirect("chat:dialogue-import")
+            return redirect_after_form(request, "chat:dialogue-import")
     status = 400 if request.method == "POST" else 200
     return render(
         request,

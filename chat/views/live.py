@@ -1,38 +1,52 @@
 """The crowdworker's chat page: send, the streamed reply, grounding ticks, finish, re-collect.
 
-Every view but the stream is a plain (sync) view behind `role_required`. The stream is an async
-view returning `text/event-stream` from an async iterator, so under ASGI (uvicorn) each chunk
-leaves as soon as the model sends it; it only listens to the reply's generation task (see
-`chat.services.collection`), so a client that goes away never stops or half-saves a reply.
+The chat path (page, send, stream, retry, grounding ticks, submit) is async views: under ASGI a
+sync view runs on a thread of its own per request and opens a database connection of its own,
+so at load every POST waits for both. Their ORM work runs on the chat's database threads
+(`services.in_db_thread`: a fixed set with kept-open connections). A test keeps the chat path
+async. The stream returns `text/event-stream` from an async iterator, so each chunk leaves as
+soon as the model sends it; it only follows the reply's stream (see `chat.services.collection`),
+so a client that goes away never stops or half-saves a reply, and any web process can serve it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
+from functools import wraps
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.db import connection
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.translation import get_language
+from django.utils.translation import get_language, override
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
+from django_htmx.middleware import HtmxDetails
 
 from chat.models import Dialogue, Participant
 from chat.selectors import collection as selectors
-from chat.services import assignment, campaigns
+from chat.services import campaigns, scenario_assignment
 from chat.services import collection as services
 from core.access import Role, has_role, role_required
 
 PARTS = "chat/live_parts.html"
+logger = logging.getLogger(__name__)
+
+
+class HtmxHttpRequest(HttpRequest):
+    """A request as `django_htmx.middleware.HtmxMiddleware` (in `MIDDLEWARE`) leaves it, with
+    `request.htmx`: the type django-htmx's documentation defines for annotating views."""
+
+    htmx: HtmxDetails
 
 
 def _failure_message(kind: str) -> str:
@@ -48,17 +62,27 @@ def _failure_message(kind: str) -> str:
 
 
 def _failure_context(dialogue_id: int, failure: services.ReplyFailed) -> dict[str, Any]:
+    """What the worker sees of a failed reply: a neutral message in their language and the
+    retry button. The backend's own message can name the model and internal hosts (breaking the
+    blind aliases), so it never reaches the page: the generator records it for researchers
+    (`ReplyFailure`, shown on the backend and campaign pages) and it goes to the log."""
+    logger.warning(
+        "reply failed for dialogue %s (%s): %s", dialogue_id, failure.kind, failure.detail
+    )
     return {
         "dialogue_id": dialogue_id,
         "failure_message": _failure_message(failure.kind),
-        "failure_detail": failure.detail,
     }
 
 
-def _dialogue_context(request: HttpRequest, dialogue: Dialogue) -> dict[str, Any]:
+def _dialogue_context(
+    request: HtmxHttpRequest, dialogue: Dialogue, failure: services.ReplyFailed | None = None
+) -> dict[str, Any]:
+    """Everything the chat page shows (sync: run it with `services.in_db_thread`). `failure`
+    is the failed reply to the last utterance, from `services.reply_failure`."""
     turns = selectors.dialogue_turns(dialogue=dialogue)
     state = selectors.chat_state(dialogue=dialogue, turns=turns)
-    failure = services.generation_failure(dialogue=dialogue) if state.awaiting_reply else None
+    failure = failure if state.awaiting_reply else None
     grounding = dialogue.grounding or {}
     context: dict[str, Any] = {
         "dialogue": dialogue,
@@ -67,8 +91,13 @@ def _dialogue_context(request: HttpRequest, dialogue: Dialogue) -> dict[str, Any
         "state": state,
         "alias": selectors.backend_alias(dialogue=dialogue),
         "sections": selectors.grounding_sections(skill=dialogue.skill.key, grounding=grounding),
+        "g": selectors.grounding_view(skill=dialogue.skill.key, grounding=grounding),
         "situation": grounding.get("situation", ""),
         "used": set(dialogue.grounding_used or []),
+        "grounding_disabled": dialogue.status != Dialogue.Status.IN_PROGRESS,
+        "abandon_reasons": [
+            (reason.value, reason.label) for reason in scenario_assignment.WORKER_ABANDON_REASONS
+        ],
         "instructions": selectors.campaign_instructions(
             dialogue=dialogue, language_code=get_language() or ""
         ),
@@ -82,50 +111,118 @@ def _dialogue_context(request: HttpRequest, dialogue: Dialogue) -> dict[str, Any
     return context
 
 
-@role_required(Role.CROWDWORKER)
+AsyncView = Callable[..., Awaitable[HttpResponseBase]]
+
+
+def _crowdworker_view(*, anonymous: str = "login") -> Callable[[AsyncView], AsyncView]:
+    """`role_required(Role.CROWDWORKER)` for the chat's async views.
+
+    The session, the user and their roles are read on the chat's database threads (one kept-open
+    connection each), not on a thread of the request's own: the hot path opens no connection.
+    `anonymous="forbid"` answers 403 instead of the login page (the event stream).
+    """
+
+    def decorator(view: AsyncView) -> AsyncView:
+        @wraps(view)
+        async def wrapped(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+            def allowed() -> bool | None:
+                if not request.user.is_authenticated:
+                    return None
+                return has_role(request.user, Role.CROWDWORKER)
+
+            verdict = await services.in_db_thread(allowed)
+            if verdict is None and anonymous == "login":
+                return redirect_to_login(request.get_full_path())
+            if not verdict:
+                raise PermissionDenied("This page is not available to your role.")
+            return await view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorator
+
+
+async def _worker_dialogue(request: HtmxHttpRequest, pk: int) -> Dialogue:
+    return await services.in_db_thread(selectors.worker_dialogue_get, user=request.user, pk=pk)
+
+
+def _in_request_language(request: HttpRequest, func: Any, *args: Any, **kw: Any) -> Any:
+    # The DB thread does not inherit the request's activated language (LocaleMiddleware, or a
+    # campaign's fixed language): activate it there, or pages render in the default language.
+    with override(getattr(request, "LANGUAGE_CODE", None)):
+        return func(*args, **kw)
+
+
+async def _render(
+    request: HtmxHttpRequest, template: str, context: dict[str, Any], **kw: Any
+) -> HttpResponse:
+    return await services.in_db_thread(
+        _in_request_language, request, render, request, template, context, **kw
+    )
+
+
+async def _page_context(request: HtmxHttpRequest, dialogue: Dialogue) -> dict[str, Any]:
+    failure = await services.reply_failure(dialogue=dialogue)
+    return await services.in_db_thread(
+        _in_request_language, request, _dialogue_context, request, dialogue, failure
+    )
+
+
 @require_GET
-def dialogue_page(request: HttpRequest, pk: int) -> HttpResponse:
-    dialogue = selectors.worker_dialogue_get(user=request.user, pk=pk)
-    return render(request, "chat/live_dialogue.html", _dialogue_context(request, dialogue))
+@_crowdworker_view()
+async def dialogue_page(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    dialogue = await _worker_dialogue(request, pk)
+    context = await _page_context(request, dialogue)
+    return await _render(request, "chat/live_dialogue.html", context)
 
 
-def _refusal(request: HttpRequest, dialogue: Dialogue, errors: list[str]) -> HttpResponse:
+async def _refusal(request: HtmxHttpRequest, dialogue: Dialogue, errors: list[str]) -> HttpResponse:
     if request.htmx:
-        html = render_to_string(PARTS + "#composer-error", {"errors": errors}, request=request)
+        html = await services.in_db_thread(
+            render_to_string, PARTS + "#composer-error", {"errors": errors}, request=request
+        )
         return reswap(retarget(HttpResponse(html, status=422), "#composer-error"), "outerHTML")
     for error in errors:
         messages.error(request, error)
-    context = _dialogue_context(request, dialogue)
-    return render(request, "chat/live_dialogue.html", context, status=422)
+    context = await _page_context(request, dialogue)
+    return await _render(request, "chat/live_dialogue.html", context, status=422)
 
 
-@role_required(Role.CROWDWORKER)
 @require_POST
-def dialogue_send(request: HttpRequest, pk: int) -> HttpResponse:
-    dialogue = selectors.worker_dialogue_get(user=request.user, pk=pk)
+@_crowdworker_view()
+async def dialogue_send(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    dialogue = await _worker_dialogue(request, pk)
     try:
-        turn = services.post_user_turn(dialogue=dialogue, text=request.POST.get("text", ""))
+        turn = await services.in_db_thread(
+            services.user_turn_post, dialogue=dialogue, text=request.POST.get("text", "")
+        )
     except services.UtteranceRefused as exc:
         errors = list(exc.messages)
         if exc.flagged:
             errors.append(_("不合格的发言次数过多，您的账号已被标记，研究者会进行核查。"))
-        return _refusal(request, dialogue, errors)
+        return await _refusal(request, dialogue, errors)
     except services.CollectionError as exc:
-        return _refusal(request, dialogue, [str(exc)])
+        return await _refusal(request, dialogue, [str(exc)])
+    # The reply starts now, before the browser even asks for its stream.
+    await services.reply_dispatch(utterance_id=turn.pk)
     if not request.htmx:
         return redirect("chat:live-dialogue", pk=dialogue.pk)
-    dialogue.refresh_from_db()
-    context = _dialogue_context(request, dialogue)
-    context.update({"turn": turn, "oob": True})
-    return render(request, PARTS + "#sent", context)
+
+    def sent() -> HttpResponse:
+        # (`dialogue` is as `user_turn_post` left it: it changes only `updated_at`.)
+        context = _dialogue_context(request, dialogue)
+        context.update({"turn": turn, "oob": True})
+        return render(request, PARTS + "#sent", context)
+
+    return await services.in_db_thread(sent)
 
 
-@role_required(Role.CROWDWORKER)
 @require_POST
-def dialogue_retry(request: HttpRequest, pk: int) -> HttpResponse:
-    dialogue = selectors.worker_dialogue_get(user=request.user, pk=pk)
+@_crowdworker_view()
+async def dialogue_retry(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    dialogue = await _worker_dialogue(request, pk)
     try:
-        services.retry_system_turn(dialogue=dialogue)
+        await services.reply_retry(dialogue=dialogue)
     except services.CollectionError as exc:
         if request.htmx:
             return HttpResponseClientRedirect(reverse("chat:live-dialogue", args=[dialogue.pk]))
@@ -133,43 +230,52 @@ def dialogue_retry(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect("chat:live-dialogue", pk=dialogue.pk)
     if not request.htmx:
         return redirect("chat:live-dialogue", pk=dialogue.pk)
-    context = {"dialogue_id": dialogue.pk, "alias": selectors.backend_alias(dialogue=dialogue)}
-    return render(request, PARTS + "#pending", context)
+    alias = await services.in_db_thread(selectors.backend_alias, dialogue=dialogue)
+    context = {"dialogue_id": dialogue.pk, "alias": alias}
+    return await _render(request, PARTS + "#pending", context)
 
 
-@role_required(Role.CROWDWORKER)
 @require_POST
-def dialogue_grounding(request: HttpRequest, pk: int) -> HttpResponse:
-    dialogue = selectors.worker_dialogue_get(user=request.user, pk=pk)
+@_crowdworker_view()
+async def dialogue_grounding(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    dialogue = await _worker_dialogue(request, pk)
     try:
-        dialogue = services.tick_grounding(dialogue=dialogue, item_ids=request.POST.getlist("used"))
+        dialogue = await services.in_db_thread(
+            services.grounding_tick, dialogue=dialogue, item_ids=request.POST.getlist("used")
+        )
     except services.CollectionError as exc:
         if request.htmx:
-            html = render_to_string(PARTS + "#composer-error", {"errors": [str(exc)]})
+            html = await services.in_db_thread(
+                render_to_string, PARTS + "#composer-error", {"errors": [str(exc)]}, request=request
+            )
             return reswap(retarget(HttpResponse(html, status=422), "#composer-error"), "outerHTML")
         messages.error(request, str(exc))
         return redirect("chat:live-dialogue", pk=dialogue.pk)
     if not request.htmx:
         return redirect("chat:live-dialogue", pk=dialogue.pk)
-    context = _dialogue_context(request, dialogue)
-    context["oob"] = True
-    return render(request, PARTS + "#status", context)
+
+    def status() -> HttpResponse:
+        context = _dialogue_context(request, dialogue)
+        context["oob"] = True
+        return render(request, PARTS + "#status", context)
+
+    return await services.in_db_thread(status)
 
 
-def _after_submit(request: HttpRequest, participant: Participant | None) -> HttpResponse:
+def _after_submit(request: HtmxHttpRequest, participant: Participant | None) -> HttpResponse:
     """The next dialogue, else the completion page, else home with the reason."""
     if participant is None:
         return redirect("home")
     try:
-        following = assignment.assign_next(participant=participant)
-    except assignment.AssignmentError as exc:
+        following = scenario_assignment.scenario_assign_next(participant=participant)
+    except scenario_assignment.AssignmentError as exc:
         messages.error(request, str(exc))
         return redirect("home")
     if following is not None:
         return redirect("chat:live-dialogue", pk=following.pk)
     if campaigns.completion_for(participant=participant) is not None:
         return redirect("chat:live-completion", pk=participant.campaign_id)
-    status = assignment.worker_status(participant=participant)
+    status = scenario_assignment.worker_status(participant=participant)
     if status.flagged:
         messages.error(request, _("您的账号已被标记，暂时不能继续采集。"))
     elif status.rejected:
@@ -179,34 +285,61 @@ def _after_submit(request: HttpRequest, participant: Participant | None) -> Http
     return redirect("home")
 
 
-def _participant(user: Any, campaign_id: int) -> Participant | None:
-    return (
-        Participant.objects.select_related("campaign")
-        .filter(campaign_id=campaign_id, user_id=user.pk)
-        .first()
-    )
+@require_POST
+@_crowdworker_view()
+async def dialogue_submit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    dialogue = await _worker_dialogue(request, pk)
+
+    def submit() -> HttpResponse:
+        try:
+            services.dialogue_submit(
+                dialogue=dialogue, cannot_continue=request.POST.get("cannot_continue") == "1"
+            )
+        except services.CollectionError as exc:
+            messages.error(request, str(exc))
+            return redirect("chat:live-dialogue", pk=dialogue.pk)
+        messages.success(request, _("对话已提交，等待审核。谢谢！"))
+        participant = selectors.worker_participant_get(
+            user=request.user, campaign_id=dialogue.campaign_id
+        )
+        if participant is not None and campaigns.completion_for(participant=participant):
+            # The worker chooses: stop here with the code, or continue with the next dialogue.
+            return redirect("chat:live-completion", pk=participant.campaign_id)
+        return _after_submit(request, participant)
+
+    return await services.in_db_thread(submit)
 
 
 @role_required(Role.CROWDWORKER)
 @require_POST
-def dialogue_submit(request: HttpRequest, pk: int) -> HttpResponse:
+def dialogue_abandon(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Skip or abandon the reserved dialogue (with a reason); then the next one."""
     dialogue = selectors.worker_dialogue_get(user=request.user, pk=pk)
     try:
-        services.submit(dialogue=dialogue)
-    except services.CollectionError as exc:
+        scenario_assignment.dialogue_abandon(
+            dialogue=dialogue,
+            reason=request.POST.get("reason", ""),
+            note=request.POST.get("note", ""),
+        )
+    except scenario_assignment.AssignmentError as exc:
         messages.error(request, str(exc))
         return redirect("chat:live-dialogue", pk=dialogue.pk)
-    messages.success(request, _("对话已提交，等待审核。谢谢！"))
-    return _after_submit(request, _participant(request.user, dialogue.campaign_id))
+    messages.info(request, _("已放弃这段对话，它已还给其他工作者。"))
+    participant = selectors.worker_participant_get(
+        user=request.user, campaign_id=dialogue.campaign_id
+    )
+    if participant is not None and request.POST.get("then") == "stop":
+        return redirect("chat:live-completion", pk=participant.campaign_id)
+    return _after_submit(request, participant)
 
 
 @role_required(Role.CROWDWORKER)
 @require_POST
-def dialogue_recollect(request: HttpRequest, pk: int) -> HttpResponse:
+def dialogue_recollect(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     dialogue = selectors.worker_dialogue_get(user=request.user, pk=pk)
     try:
-        fresh = assignment.recollect(dialogue=dialogue)
-    except assignment.AssignmentError as exc:
+        fresh = scenario_assignment.dialogue_recollect(dialogue=dialogue)
+    except scenario_assignment.AssignmentError as exc:
         messages.error(request, str(exc))
         return redirect("chat:live-dialogue", pk=dialogue.pk)
     return redirect("chat:live-dialogue", pk=fresh.pk)
@@ -214,9 +347,9 @@ def dialogue_recollect(request: HttpRequest, pk: int) -> HttpResponse:
 
 @role_required(Role.CROWDWORKER)
 @require_POST
-def campaign_next(request: HttpRequest, pk: int) -> HttpResponse:
+def campaign_next(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Continue the dialogue in progress or start the next one."""
-    participant = _participant(request.user, pk)
+    participant = selectors.worker_participant_get(user=request.user, campaign_id=pk)
     if participant is None:
         raise PermissionDenied("You have not joined this campaign.")
     return _after_submit(request, participant)
@@ -224,68 +357,96 @@ def campaign_next(request: HttpRequest, pk: int) -> HttpResponse:
 
 @role_required(Role.CROWDWORKER)
 @require_GET
-def campaign_completion(request: HttpRequest, pk: int) -> HttpResponse:
-    participant = _participant(request.user, pk)
+def campaign_completion(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    participant = selectors.worker_participant_get(user=request.user, campaign_id=pk)
     if participant is None:
         raise PermissionDenied("You have not joined this campaign.")
-    completion = campaigns.completion_for(participant=participant)
-    context = {"campaign": participant.campaign, "completion": completion}
+    status = scenario_assignment.worker_status(participant=participant)
+    completion = campaigns.completion_for(participant=participant, status=status)
+    context = {
+        "campaign": participant.campaign,
+        "completion": completion,
+        "status": status,
+        "participant": participant,
+    }
     return render(request, "chat/completion.html", context, status=200 if completion else 409)
 
 
 # --- The streamed reply -----------------------------------------------------------------
 
 
-def _sse(event: str, data: Any) -> str:
+def _sse(event: str, data: Any, event_id: str = "") -> str:
     # JSON keeps every payload on one `data:` line (no raw newlines inside an event).
-    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+    head = f"id: {event_id}\n" if event_id else ""
+    return f"{head}event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-async def _reply_events(dialogue: Dialogue, alias: str) -> AsyncIterator[str]:
-    async with aclosing(services.generate_system_turn(dialogue=dialogue)) as replies:
+def _saved_html(request: HtmxHttpRequest, event: services.ReplySaved, alias: str, pk: int) -> str:
+    # Rendered from what the event carries (no query), with the request so that the status
+    # bar's finish form gets its CSRF token.
+    context = {
+        "turn": event.turn,
+        "state": event.state,
+        "alias": alias,
+        "dialogue_id": pk,
+        "rate_while_chatting": event.rate_while_chatting,
+        "oob": False,
+    }
+    return json.dumps(
+        {
+            "turn_html": render_to_string(PARTS + "#turn", context, request=request),
+            "status_html": render_to_string(PARTS + "#status", context, request=request),
+        },
+        ensure_ascii=False,
+    )
+
+
+async def _reply_events(
+    request: HtmxHttpRequest, dialogue: Dialogue, alias: str, after: tuple[int, str] | None
+) -> AsyncGenerator[str, None]:
+    follow = services.reply_follow(dialogue=dialogue, after=after)
+    async with aclosing(follow) as replies:
         async for event in replies:
             if isinstance(event, services.ReplyChunk):
-                yield _sse("chunk", event.text)
+                yield _sse("chunk", event.text, event.cursor)
+            elif isinstance(event, services.ReplyReset):
+                yield _sse("reset", "", event.cursor)
             elif isinstance(event, services.ReplySaved):
-                # Rendered from what the event carries: no query while streaming.
-                context = {
-                    "turn": event.turn,
-                    "state": event.state,
-                    "alias": alias,
-                    "dialogue_id": dialogue.pk,
-                    "rate_while_chatting": event.rate_while_chatting,
-                    "oob": False,
-                }
-                yield _sse(
-                    "saved",
-                    {
-                        "turn_html": render_to_string(PARTS + "#turn", context),
-                        "status_html": render_to_string(PARTS + "#status", context),
-                    },
+                payload = await services.in_db_thread(
+                    _saved_html, request, event, alias, dialogue.pk
                 )
+                yield f"id: {event.cursor}\nevent: saved\ndata: {payload}\n\n"
             else:
-                html = render_to_string(PARTS + "#failed", _failure_context(dialogue.pk, event))
-                yield _sse("failed", {"html": html})
+                html = await services.in_db_thread(
+                    render_to_string,
+                    PARTS + "#failed",
+                    _failure_context(dialogue.pk, event),
+                    request=request,
+                )
+                yield _sse("failed", {"html": html}, event.cursor)
 
 
-async def dialogue_stream(request: HttpRequest, pk: int) -> HttpResponse:
+@require_GET
+@_crowdworker_view(anonymous="forbid")
+async def dialogue_stream(request: HtmxHttpRequest, pk: int) -> HttpResponseBase:
     """Server-sent events for the reply to the last utterance: `chunk` (text, JSON string),
-    then `saved` (the turn's and the status bar's HTML) or `failed` (the error and retry)."""
-    user = await request.auser()
-    if not user.is_authenticated or not await sync_to_async(has_role)(user, Role.CROWDWORKER):
-        raise PermissionDenied("This page is not available to your role.")
+    `reset` (a generator died mid-reply: clear the text, another one starts), then `saved` (the
+    turn's and the status bar's HTML) or `failed` (the error and retry). Each event has an id;
+    a reconnect that sends it back as `Last-Event-ID` (to this process or any other) continues
+    right after it."""
+    try:
+        after = services.parse_cursor(request.headers.get("Last-Event-ID"))
+    except ValueError as exc:
+        return HttpResponseBadRequest(str(exc))
 
     def load() -> tuple[Dialogue, str]:
-        dialogue = selectors.worker_dialogue_get(user=user, pk=pk)
-        alias = selectors.backend_alias(dialogue=dialogue)
-        # Give the connection back now: a stream may last a minute, and a hundred open streams
-        # must not hold a hundred idle database connections.
-        connection.close()
-        return dialogue, alias
+        dialogue = selectors.worker_dialogue_get(user=request.user, pk=pk)
+        return dialogue, selectors.backend_alias(dialogue=dialogue)
 
-    dialogue, alias = await sync_to_async(load)()
+    dialogue, alias = await services.in_db_thread(load)
     response = StreamingHttpResponse(
-        _reply_events(dialogue, alias), content_type="text/event-stream; charset=utf-8"
+        _reply_events(request, dialogue, alias, after),
+        content_type="text/event-stream; charset=utf-8",
     )
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # nginx: do not buffer the stream

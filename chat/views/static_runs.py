@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
@@ -17,7 +16,9 @@ from chat.selectors import static_runs as selectors
 from chat.services import dialogue_io
 from chat.services import static_runs as services
 from core.access import Role, role_required
+from core.errors import ServiceError, form_add_service_errors
 from core.http import jsonl_download
+from core.models import JobStatus
 
 ANSWERS_PER_PAGE = 10
 
@@ -49,8 +50,8 @@ def static_run_create(request: HttpRequest) -> HttpResponse:
                     created_by=request.user,
                 )
                 services.static_run_start(run=run)
-        except ValidationError as exc:
-            form.add_error(None, exc)
+        except ServiceError as exc:
+            form_add_service_errors(form, exc)
         else:
             messages.success(request, _("静态生成已开始。"))
             return redirect("chat:static-run-detail", pk=run.pk)
@@ -69,7 +70,7 @@ def static_run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
     if request.htmx and request.GET.get("part") == "progress":
         response = render(request, "chat/static_run_detail.html#progress", _progress_context(run))
-        if run.status not in (StaticRun.Status.PENDING, StaticRun.Status.RUNNING):
+        if run.status not in (JobStatus.PENDING, JobStatus.RUNNING):
             # Finished: reload once so the answers and failures tables show the outcome.
             response["HX-Refresh"] = "true"
         return response
@@ -109,8 +110,8 @@ def static_run_retry(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(StaticRun, pk=pk)
     try:
         count = services.static_run_retry_failed(run=run)
-    except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
+    except ServiceError as exc:
+        messages.error(request, str(exc))
     else:
         messages.success(request, _("已重新排队 %(count)d 个待生成的样本。") % {"count": count})
     return redirect("chat:static-run-detail", pk=run.pk)

@@ -181,13 +181,15 @@ def _weighted_kendall(
     # Several column pairs share one wide matrix product: BLAS runs much faster on it.
     chunk = max(1, _CHUNK_BYTES // (4 * n * (n + samples)))
     numerator = np.empty((samples, x.shape[1], y.shape[1]))
-    x_sign, x_index = None, -1
+    x_sign: np.ndarray | None = None
+    x_index = -1
     for start in range(0, len(pairs), chunk):
         block = pairs[start : start + chunk]
         products = np.empty((n, len(block) * n), dtype=np.float32)
         for k, (i, j) in enumerate(block):
             if i != x_index:
                 x_sign, x_index = _sign_matrix(x[:, i]), i
+            assert x_sign is not None  # set on the first pair: i != -1
             np.multiply(x_sign, y_signs[j], out=products[:, k * n : (k + 1) * n])
         weighted = (c32 @ products).reshape(samples, len(block), n)
         values = np.einsum("bki,bi->bk", weighted, c32, dtype=np.float64)
@@ -224,7 +226,10 @@ def bootstrap_units(
         xi = sorted({i for i, _ in pairs})
         yj = sorted({j for _, j in pairs})
         block = _unit_block(
-            x[np.ix_(rows, xi)], y[np.ix_(rows, yj)], methods, _draw_counts(rng, n, samples)
+            x[np.ix_(rows, np.asarray(xi, dtype=np.intp))],
+            y[np.ix_(rows, np.asarray(yj, dtype=np.intp))],
+            methods,
+            _draw_counts(rng, n, samples),
         )
         x_pos = {i: k for k, i in enumerate(xi)}
         y_pos = {j: k for k, j in enumerate(yj)}

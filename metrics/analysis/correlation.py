@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import special, stats
 
 Method = Literal["pearson", "spearman", "kendall"]
 METHODS: tuple[Method, ...] = ("pearson", "spearman", "kendall")
@@ -39,6 +38,8 @@ class CorrelationGrid:
 
 def t_test_pvalue(r: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Two-sided p-value of a correlation coefficient under H0: rho = 0, t with n-2 df."""
+    from scipy import special  # lazily: web pages import this module for its labels
+
     r = np.asarray(r, dtype=float)
     df = np.asarray(n, dtype=float) - 2
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -66,6 +67,8 @@ def _pearson_block(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def _complete_block(x: np.ndarray, y: np.ndarray, method: Method) -> tuple[np.ndarray, np.ndarray]:
     """Value and p-value for complete columns (no NaN), n >= MIN_N, constant columns allowed."""
+    from scipy import stats
+
     n = x.shape[0]
     if method == "pearson":
         r = _pearson_block(x, y)

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 
 def pairwise_accuracy(human: np.ndarray, metric: np.ndarray) -> tuple[float | None, int]:
@@ -31,6 +30,8 @@ def pairwise_accuracy(human: np.ndarray, metric: np.ndarray) -> tuple[float | No
 
 def positions(values: np.ndarray) -> list[int | None]:
     """Competition ranking, 1 = highest score; ties share the best position; NaN → None."""
+    from scipy import stats  # lazily: web pages lay out tables with this module
+
     values = np.asarray(values, dtype=float)
     out: list[int | None] = [None] * len(values)
     present = np.flatnonzero(~np.isnan(values))

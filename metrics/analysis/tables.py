@@ -85,7 +85,7 @@ def _bold_best(rows: list[list[Cell]]) -> list[list[Cell]]:
     if not rows:
         return rows
     for j in range(len(rows[0])):
-        values = [row[j].value for row in rows if row[j].value is not None]
+        values = [value for row in rows if (value := row[j].value) is not None]
         if not values:
             continue
         best = max(values)
@@ -99,7 +99,7 @@ def _bold_best(rows: list[list[Cell]]) -> list[list[Cell]]:
 def _average_row(rows: list[list[Cell]], digits: int = 2) -> list[Cell]:
     out = []
     for j in range(len(rows[0]) if rows else 0):
-        values = [row[j].value for row in rows if row[j].value is not None]
+        values = [value for row in rows if (value := row[j].value) is not None]
         mean = float(np.mean(values)) if values else None
         out.append(Cell(number(mean, digits), mean))
     return out

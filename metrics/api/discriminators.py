@@ -57,18 +57,15 @@ class DiscriminatorListApi(APIView):
         payload = DiscriminatorInput(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        try:
-            version = services.discriminator_create(
-                name=data["name"],
-                dataset=data["dataset"],
-                preset=data["preset"],
-                overrides=data["config"],
-                vectors=data["vectors"],
-                seed=data["seed"],
-                created_by=request.user,
-            )
-        except services.DiscriminatorError as exc:
-            return Response({exc.field or "detail": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        version = services.discriminator_create(
+            name=data["name"],
+            dataset=data["dataset"],
+            preset=data["preset"],
+            overrides=data["config"],
+            vectors=data["vectors"],
+            seed=data["seed"],
+            created_by=request.user,
+        )
         return Response(DiscriminatorOutput(version).data, status=status.HTTP_201_CREATED)
 
 

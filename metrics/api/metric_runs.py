@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
@@ -13,8 +13,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chat.models import Campaign, StaticRun
+from core.api import ServiceErrorOutput, refused
+from core.errors import ServiceError
 from metrics.models import Level, MetricRun, MetricScore
 from metrics.selectors import metric_runs as selectors
+from metrics.selectors.preflight import metric_run_preflight
 from metrics.services import metric_runs as services
 from metrics.views.metric_runs import DOWNLOAD_FORMATS, score_download
 
@@ -64,19 +67,6 @@ class MetricScoreOutput(serializers.ModelSerializer):
         fields = ["id", "metric", "level", "turn", "dialogue", "backend", "skill", "value"]
 
 
-class MetricRunErrorOutput(serializers.Serializer):
-    detail = serializers.CharField()
-    field = serializers.CharField(allow_null=True)
-    line = serializers.IntegerField(allow_null=True)
-
-
-def _error(exc: services.MetricRunError) -> Response:
-    return Response(
-        {"detail": str(exc), "field": exc.field, "line": exc.line},
-        status=status.HTTP_400_BAD_REQUEST,
-    )
-
-
 class MetricRunListApi(generics.ListAPIView):
     """List runs (``?status=``); create one over a campaign, a static run or an uploaded answer
     file (multipart, the ``score_responses`` input format)."""
@@ -107,7 +97,7 @@ class MetricRunListApi(generics.ListAPIView):
                 raise serializers.ValidationError("expected a JSON object")
             return value
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         runs = selectors.metric_run_list(user=self.request.user)
         if self.request.query_params.get("status"):
             runs = runs.filter(status=self.request.query_params["status"])
@@ -115,7 +105,7 @@ class MetricRunListApi(generics.ListAPIView):
 
     @extend_schema(
         request=MetricRunInput,
-        responses={201: MetricRunOutput, 400: OpenApiResponse(MetricRunErrorOutput)},
+        responses={201: MetricRunOutput, 400: refused()},
     )
     def post(self, request: Request) -> Response:
         serializer = self.MetricRunInput(data=request.data)
@@ -129,20 +119,50 @@ class MetricRunListApi(generics.ListAPIView):
                 system=data["system"],
                 skill=data["skill"],
             )
-        try:
-            run = services.metric_run_create(
-                name=data["name"],
-                metrics=data["metrics"],
-                settings=data["settings"],
-                campaign=data.get("campaign"),
-                static_run=data.get("static_run"),
-                upload=upload,
-                include_submitted=data["include_submitted"],
-                created_by=request.user,
-            )
-        except services.MetricRunError as exc:
-            return _error(exc)
+        run = services.metric_run_create(
+            name=data["name"],
+            metrics=data["metrics"],
+            settings=data["settings"],
+            campaign=data.get("campaign"),
+            static_run=data.get("static_run"),
+            upload=upload,
+            include_submitted=data["include_submitted"],
+            created_by=request.user,
+        )
         return Response(MetricRunOutput(run).data, status=status.HTTP_201_CREATED)
+
+
+class MetricRunPreflightInput(serializers.Serializer):
+    metrics = serializers.ListField(
+        child=serializers.CharField(), help_text="metric or preset names (msde16, …)"
+    )
+    settings = serializers.JSONField(required=False, default=dict)
+
+
+class MetricRunPreflightOutput(serializers.Serializer):
+    metrics = serializers.ListField(child=serializers.CharField())
+    available = serializers.ListField(child=serializers.CharField())
+    unavailable = serializers.ListField(child=serializers.DictField())
+    summary = serializers.CharField()
+
+
+class MetricRunPreflightApi(APIView):
+    """Before creating a run: which chosen metrics would be unavailable here, why, and how to
+    make them available. Looks at settings and files only (no model is loaded)."""
+
+    @extend_schema(
+        request=MetricRunPreflightInput,
+        responses={200: MetricRunPreflightOutput, 400: refused()},
+    )
+    def post(self, request: Request) -> Response:
+        serializer = MetricRunPreflightInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        if not isinstance(data["settings"], dict):
+            raise services.MetricRunError("expected a JSON object", field="settings")
+        names = services.check_metric_names(data["metrics"])
+        settings = services.check_settings(data["settings"])
+        return Response(metric_run_preflight(metrics=names, settings=settings).as_dict())
 
 
 class MetricRunDetailApi(generics.RetrieveAPIView):
@@ -151,23 +171,20 @@ class MetricRunDetailApi(generics.RetrieveAPIView):
 
 
 class MetricRunCancelApi(APIView):
-    @extend_schema(request=None, responses={200: MetricRunOutput, 409: MetricRunErrorOutput})
+    @extend_schema(request=None, responses={200: MetricRunOutput, 409: ServiceErrorOutput})
     def post(self, request: Request, pk: int) -> Response:
         run = get_object_or_404(MetricRun, pk=pk)
         if not services.metric_run_cancel(run=run):
-            body = {"detail": f"the run is already {run.status}", "field": "status", "line": None}
-            return Response(body, status=status.HTTP_409_CONFLICT)
+            refusal = ServiceError(f"the run is already {run.status}", field="status")
+            return Response(refusal.as_body(), status=status.HTTP_409_CONFLICT)
         return Response(MetricRunOutput(run).data)
 
 
 class MetricRunResumeApi(APIView):
-    @extend_schema(request=None, responses={200: MetricRunOutput, 400: MetricRunErrorOutput})
+    @extend_schema(request=None, responses={200: MetricRunOutput, 400: refused()})
     def post(self, request: Request, pk: int) -> Response:
         run = get_object_or_404(MetricRun, pk=pk)
-        try:
-            services.metric_run_resume(run=run)
-        except services.MetricRunError as exc:
-            return _error(exc)
+        services.metric_run_resume(run=run)
         run.refresh_from_db()
         return Response(MetricRunOutput(run).data)
 
@@ -189,7 +206,7 @@ class MetricScoreListApi(generics.ListAPIView):
     def get(self, request: Request, *args: object, **kwargs: object) -> Response:
         return super().get(request, *args, **kwargs)
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         run = get_object_or_404(MetricRun, pk=self.kwargs["pk"])
         params = self.request.query_params
         level = params.get("level") or None

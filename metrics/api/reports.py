@@ -16,12 +16,20 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from chat.models import Campaign
+from core.api import refused
+from core.errors import ServiceError
 from metrics.analysis.join import LEVELS
 from metrics.analysis.scores import ScoreFileError
 from metrics.models import JobStatus, MetricRun, Report
 from metrics.selectors import reports as selectors
 from metrics.services import reports as services
 from metrics.services.score_import import metric_scores_import
+
+
+class ScoreFileRefused(ServiceError):
+    """A score file the statistics kernel refused; its message already says where."""
+
+    location_style = "in_message"
 
 
 class ReportOutput(serializers.ModelSerializer):
@@ -78,11 +86,6 @@ class ReportDetailOutput(ReportOutput):
         return report.results if report.status == JobStatus.DONE else None
 
 
-class ReportErrorOutput(serializers.Serializer):
-    detail = serializers.CharField()
-    errors = serializers.DictField(child=serializers.CharField())
-
-
 class ReportListCreateApi(generics.ListAPIView):
     serializer_class = ReportOutput
 
@@ -94,26 +97,21 @@ class ReportListCreateApi(generics.ListAPIView):
             "(mean|corpus), methods, bootstrap, seed"
         )
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self):
         return selectors.report_list()
 
     @extend_schema(
         request=ReportInput,
-        responses={201: ReportOutput, 400: OpenApiResponse(ReportErrorOutput, "Bad configuration")},
+        responses={201: ReportOutput, 400: refused("Bad configuration")},
     )
     def post(self, request: Request) -> Response:
         serializer = self.ReportInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            report = services.report_create(
-                name=serializer.validated_data["name"],
-                config=serializer.validated_data["config"],
-                created_by=request.user,
-            )
-        except services.ReportConfigError as exc:
-            return Response(
-                {"detail": str(exc), "errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST
-            )
+        report = services.report_create(
+            name=serializer.validated_data["name"],
+            config=serializer.validated_data["config"],
+            created_by=request.user,
+        )
         body = ReportOutput(report, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED)
 
@@ -126,18 +124,22 @@ class ReportDetailApi(generics.RetrieveAPIView):
 class ReportRerunApi(APIView):
     @extend_schema(
         request=None,
-        responses={201: ReportOutput, 400: OpenApiResponse(ReportErrorOutput, "Cannot be re-run")},
+        responses={201: ReportOutput, 400: refused("Cannot be re-run")},
     )
     def post(self, request: Request, pk: int) -> Response:
         report = get_object_or_404(Report, pk=pk)
-        try:
-            again = services.report_rerun(report=report, created_by=request.user)
-        except services.ReportConfigError as exc:
-            return Response(
-                {"detail": str(exc), "errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST
-            )
+        again = services.report_rerun(report=report, created_by=request.user)
         body = ReportOutput(again, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED)
+
+
+class ReportCancelApi(APIView):
+    @extend_schema(request=None, responses={200: ReportOutput})
+    def post(self, request: Request, pk: int) -> Response:
+        """Cancel a pending or running report (a report already ended is returned as it is)."""
+        report = get_object_or_404(Report, pk=pk)
+        services.report_cancel(report=report)
+        return Response(ReportOutput(report, context={"request": request}).data)
 
 
 class ReportDownloadApi(APIView):
@@ -188,16 +190,11 @@ class MetricScoreImportApi(APIView):
         campaign = serializers.PrimaryKeyRelatedField(queryset=Campaign.objects.all())
         level = serializers.ChoiceField(choices=LEVELS)
 
-    class ScoreImportErrorOutput(serializers.Serializer):
-        detail = serializers.CharField()
-        row = serializers.IntegerField(allow_null=True)
-        column = serializers.CharField(allow_blank=True)
-
     @extend_schema(
         request=ScoreImportInput,
         responses={
             201: ImportedRunOutput,
-            400: OpenApiResponse(ScoreImportErrorOutput, description="Import refused"),
+            400: refused("Import refused; nothing was saved"),
         },
     )
     def post(self, request: Request) -> Response:
@@ -213,7 +210,6 @@ class MetricScoreImportApi(APIView):
                 level=data["level"],
                 created_by=request.user,
             )
-        except ScoreFileError as exc:
-            body = {"detail": str(exc), "row": exc.row, "column": exc.column}
-            return Response(body, status=status.HTTP_400_BAD_REQUEST)
+        except ScoreFileError as exc:  # the statistics kernel's error: same shape as a service's
+            raise ScoreFileRefused(str(exc), row=exc.row, column=exc.column or None) from exc
         return Response(ImportedRunOutput(run).data, status=status.HTTP_201_CREATED)

@@ -1,4 +1,8 @@
-"""One entry point for every download format, and the ZIP of everything."""
+"""One entry point for every download format, and the ZIP of everything.
+
+matplotlib (figures) and openpyxl (XLSX) are imported where a file is rendered: web processes
+import this module for the list of formats and must not pay for them at start-up.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +10,17 @@ import io
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from metrics.analysis.results import CorrelationStudy
 from metrics.analysis.tidy import tidy_tables
 from metrics.reporting.csvfiles import csv_files, tidy_csv
-from metrics.reporting.figures import figure_files
 from metrics.reporting.jsonfile import study_json
 from metrics.reporting.latex import latex_document
-from metrics.reporting.xlsx import xlsx_bytes
 
 ReportFormat = Literal["json", "csv", "xlsx", "latex", "zip"]
 REPORT_FORMATS: tuple[ReportFormat, ...] = ("json", "csv", "xlsx", "latex", "zip")
-EXTENSIONS: dict[str, str] = {
+EXTENSIONS: dict[ReportFormat, str] = {
     "json": ".json",
     "csv": ".csv",
     "xlsx": ".xlsx",
@@ -32,7 +34,7 @@ def format_for_path(path: str | Path) -> ReportFormat:
     suffix = Path(path).suffix.lower()
     for fmt, extension in EXTENSIONS.items():
         if suffix == extension:
-            return fmt  # type: ignore[return-value]
+            return fmt
     return "json"
 
 
@@ -53,21 +55,37 @@ def _readme(study: CorrelationStudy, names: list[str]) -> str:
     return "\n".join(lines)
 
 
-def zip_bytes(study: CorrelationStudy, *, figures: bool | Mapping[str, bytes] = True) -> bytes:
+def zip_bytes(
+    study: CorrelationStudy,
+    *,
+    figures: bool | Mapping[str, bytes] = True,
+    extensions: Mapping[str, Any] | None = None,
+    extra_files: Mapping[str, bytes] | None = None,
+) -> bytes:
     """results.json, tables.xlsx, tables.tex, csv/*.csv, figures/*.png|svg and a README.
 
     ``figures``: True renders them, False leaves them out, and a mapping (what
     :func:`figure_files` returned) is used as it is, so a caller that has already rendered the
     figures (the report task writes them to disk too) does not pay for them twice.
+    ``extensions`` and ``extra_files``: the report extensions' sections (in results.json) and
+    files (e.g. the LLM judges' tables), added as they are.
     """
+    from metrics.reporting.xlsx import xlsx_bytes
+
+    if figures is True:
+        from metrics.reporting.figures import render_figures, with_warnings
+
+        rendered = render_figures(study)
+        study = with_warnings(study, rendered.warnings)
+        figures = rendered.files
     files: dict[str, bytes] = {
-        "results.json": study_json(study).encode(),
+        "results.json": study_json(study, extensions).encode(),
         "tables.xlsx": xlsx_bytes(study),
         "tables.tex": latex_document(study).encode(),
     }
     files.update({f"csv/{name}": text.encode() for name, text in csv_files(study).items()})
-    rendered = figure_files(study) if figures is True else figures or {}
-    files.update({f"figures/{name}": data for name, data in rendered.items()})
+    files.update({f"figures/{name}": data for name, data in (figures or {}).items()})
+    files.update(extra_files or {})
     files["README.txt"] = _readme(study, sorted(files)).encode()
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
@@ -76,13 +94,18 @@ def zip_bytes(study: CorrelationStudy, *, figures: bool | Mapping[str, bytes] = 
     return buffer.getvalue()
 
 
-def report_bytes(study: CorrelationStudy, fmt: ReportFormat) -> bytes:
-    """The study in one download format; "csv" is the tidy correlation table."""
+def report_bytes(
+    study: CorrelationStudy, fmt: ReportFormat, *, extensions: Mapping[str, Any] | None = None
+) -> bytes:
+    """The study in one download format; "csv" is the tidy correlation table. ``extensions``
+    (report sections added by other apps) go into the JSON."""
     if fmt == "json":
-        return study_json(study).encode()
+        return study_json(study, extensions).encode()
     if fmt == "csv":
         return tidy_csv(tidy_tables(study)[0]).encode()
     if fmt == "xlsx":
+        from metrics.reporting.xlsx import xlsx_bytes
+
         return xlsx_bytes(study)
     if fmt == "latex":
         return latex_document(study).encode()

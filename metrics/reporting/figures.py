@@ -11,6 +11,7 @@ import io
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -151,16 +152,39 @@ def _figures(study: CorrelationStudy) -> dict[str, Figure]:
     return figures
 
 
-def figure_files(study: CorrelationStudy, formats: Sequence[str] = FORMATS) -> dict[str, bytes]:
-    """Every report figure rendered in each format: {"heatmap_pearson.png": b"…", …}."""
+@dataclass(frozen=True)
+class RenderedFigures:
+    """Every figure file, and the warnings a reader must see (font degraded, missing glyphs)."""
+
+    files: dict[str, bytes]
+    warnings: tuple[str, ...]
+
+
+def render_figures(study: CorrelationStudy, formats: Sequence[str] = FORMATS) -> RenderedFigures:
+    """Every report figure rendered in each format: {"heatmap_pearson.png": b"…", …}.
+
+    Never fails for want of a font (see :mod:`metrics.reporting.fonts`): without one the figures
+    are drawn all the same and ``warnings`` says so.
+    """
     unknown = set(formats) - set(FORMATS)
     if unknown:
         raise ValueError(f"unsupported figure format {sorted(unknown)[0]!r}")
     files: dict[str, bytes] = {}
-    with figure_style():
+    with figure_style() as notes:
         for name, fig in _figures(study).items():
             for fmt in formats:
                 buffer = io.BytesIO()
                 fig.savefig(buffer, format=fmt)
                 files[f"{name}.{fmt}"] = buffer.getvalue()
-    return files
+    return RenderedFigures(files=files, warnings=tuple(notes.warnings()))
+
+
+def with_warnings(study: CorrelationStudy, warnings: Sequence[str]) -> CorrelationStudy:
+    """The study with figure warnings added (once), so every download and the page show them."""
+    new = tuple(w for w in warnings if w not in study.warnings)
+    return replace(study, warnings=study.warnings + new) if new else study
+
+
+def figure_files(study: CorrelationStudy, formats: Sequence[str] = FORMATS) -> dict[str, bytes]:
+    """The figure files of :func:`render_figures` (its warnings dropped)."""
+    return render_figures(study, formats).files

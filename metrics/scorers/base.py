@@ -58,6 +58,10 @@ class Settings:
     followup_items: tuple[str, ...] | None = None
     followup_override: str | None = None
     followup_max_length: int | None = None
+    # seed 004: per-token "mean" NLL (FED, FULL) or token "sum" (FED-Cond-Selected's magnitudes)
+    followup_normalisation: str = "mean"
+    # "fed": fed.py's " <|endoftext|> " text layout for DialoGPT-style models; "eos": ids joined
+    followup_layout: str = "fed"
     discriminator_model: str | None = None
     ruber_blend: str = "arithmetic"
     device: str | None = None
@@ -71,6 +75,8 @@ class Settings:
             "meteor_synonyms": METEOR_SYNONYMS,
             "embedding_oov": EMBEDDING_OOV,
             "ruber_blend": RUBER_BLENDS,
+            "followup_normalisation": ("mean", "sum"),
+            "followup_layout": ("fed", "eos"),
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:

@@ -25,7 +25,6 @@ only encodes its own hypotheses.
 from __future__ import annotations
 
 import csv
-import functools
 import math
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
@@ -37,12 +36,10 @@ from torch.nn.utils.rnn import pad_sequence
 
 from metrics.scorers.base import Batch, Computed, MetricUnavailable
 from metrics.scorers.models import (
-    MODELS_KEPT,
+    ModelCache,
     load_pretrained,
     model_label,
-    pick_device,
     position_limit,
-    resolve_model,
 )
 
 REFERENCE_CACHE_BYTES = 1 << 30
@@ -68,7 +65,7 @@ class BertScorer:
     """An encoder truncated to one layer, with a cache of reference embeddings."""
 
     def __init__(
-        self, path: Path, layer: int | None, device: torch.device, batch_size: int
+        self, path: Path, device: torch.device, layer: int | None, batch_size: int
     ) -> None:
         self.tokenizer, model = load_pretrained("encoder", path, str(device), "BERTScore model")
         if hasattr(model, "encoder") and hasattr(model, "decoder"):
@@ -208,16 +205,13 @@ class BertScorer:
         return p, r, f
 
 
-@functools.lru_cache(maxsize=MODELS_KEPT)
-def _scorer(path: Path, layer: int | None, device: str, batch_size: int) -> BertScorer:
-    return BertScorer(path, layer, torch.device(device), batch_size)
+_SCORERS = ModelCache(BertScorer, setting="bertscore_model", what="BERTScore model")
 
 
 def scorer_for(batch: Batch) -> BertScorer:
     """The cached scorer of the batch's settings (reused across calls, with its reference cache)."""
     s = batch.settings
-    path = resolve_model(s.bertscore_model, "bertscore_model", "BERTScore model")
-    return _scorer(path, s.bertscore_layer, str(pick_device(s.device)), s.batch_size)
+    return _SCORERS.get(s.bertscore_model, s.device, s.bertscore_layer, s.batch_size)
 
 
 def _baseline(path: str, layer: int) -> np.ndarray:

@@ -11,7 +11,6 @@ references: the maximum; the corpus value is the mean.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,12 +19,10 @@ import torch
 
 from metrics.scorers.base import Batch, Computed, MetricUnavailable
 from metrics.scorers.models import (
-    MODELS_KEPT,
+    ModelCache,
     load_pretrained,
     model_label,
-    pick_device,
     position_limit,
-    resolve_model,
 )
 
 
@@ -64,9 +61,7 @@ class BleurtScorer:
         return out
 
 
-@functools.lru_cache(maxsize=MODELS_KEPT)
-def _scorer(path: Path, device: str, batch_size: int) -> BleurtScorer:
-    return BleurtScorer(path, torch.device(device), batch_size)
+_SCORERS = ModelCache(BleurtScorer, setting="bleurt_model", what="BLEURT checkpoint")
 
 
 def bleurt_label(batch: Batch) -> str:
@@ -75,8 +70,7 @@ def bleurt_label(batch: Batch) -> str:
 
 def bleurt(batch: Batch) -> Computed:
     s = batch.settings
-    path = resolve_model(s.bleurt_model, "bleurt_model", "BLEURT checkpoint")
-    scorer = _scorer(path, str(pick_device(s.device)), s.batch_size)
+    scorer = _SCORERS.get(s.bleurt_model, s.device, s.batch_size)
     candidates = [batch.hyps[i].strip() for i in batch.owner]
     per = batch.max_over_refs(scorer.score(candidates, [r.strip() for r in batch.ref_texts]))
     return Computed(per, float(per.mean()) if len(per) else 0.0)

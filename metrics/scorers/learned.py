@@ -20,24 +20,36 @@ import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from metrics.scorers import discriminator, followup
+from metrics.scorers import followup
 from metrics.scorers.base import Batch, Computed, MetricUnavailable
-from metrics.scorers.models import MODELS_KEPT, model_label, pick_device
+from metrics.scorers.models import MODELS_KEPT, ModelCache, model_label, pick_device
+
+if TYPE_CHECKING:
+    import torch
+
+    from metrics.scorers import discriminator
 
 FOLLOWUP_METRICS = tuple(followup.VARIANTS)
 DISCRIMINATOR_METRICS = ("discriminator", "ruber")
 
 
-@functools.lru_cache(maxsize=MODELS_KEPT)
 def _followup_scorer(
-    path: str, device: str, max_length: int | None, batch_size: int
+    path: Path,
+    device: torch.device,
+    max_length: int | None,
+    batch_size: int,
+    layout: followup.Layout,
 ) -> followup.FollowupScorer:
     return followup.FollowupScorer.load(
-        path, device=device, max_length=max_length, batch_size=batch_size
+        path, device=str(device), max_length=max_length, batch_size=batch_size, layout=layout
     )
+
+
+_FOLLOWUP_SCORERS = ModelCache(_followup_scorer, setting="followup_model", what="causal LM")
 
 
 def _dialogues(batch: Batch) -> list[list[str]]:
@@ -50,9 +62,16 @@ def followup_metrics(batch: Batch, names: Sequence[str]) -> dict[str, Computed]:
     s = batch.settings
     if not s.followup_model:
         raise MetricUnavailable("no causal language model configured (setting followup_model)")
-    scorer = _followup_scorer(
-        s.followup_model, str(pick_device(s.device)), s.followup_max_length, s.batch_size
-    )
+    try:
+        scorer = _FOLLOWUP_SCORERS.get(
+            s.followup_model,
+            s.device,
+            s.followup_max_length,
+            s.batch_size,
+            s.followup_layout,
+        )
+    except ValueError as exc:  # e.g. a layout this tokenizer cannot write
+        raise MetricUnavailable(str(exc)) from exc
     level: followup.Level = "all" if batch.unit == "dialogue" else "turn"
     dialogues = _dialogues(batch)
     out: dict[str, Computed] = {}
@@ -71,6 +90,7 @@ def followup_metrics(batch: Batch, names: Sequence[str]) -> dict[str, Computed]:
             level if variant.followups != "full" else "all",
             items=items if variant.followups != "full" else None,
             override=s.followup_override,
+            normalisation=s.followup_normalisation,  # type: ignore[arg-type]  # validated by check_settings before it gets here
         )
         out[name] = Computed(values, float(np.mean(values)))
     return out
@@ -82,15 +102,22 @@ def followup_label(batch: Batch) -> str:
     override = "yes" if s.followup_override else "no"
     # The unit is not part of it: a run stores one signature per metric, and the score's level
     # (turn: 8 turn-level items; dialogue: all 18) says which items were appended.
-    return f"model:{model_label(s.followup_model)}|items:{items}|edited:{override}"
+    return (
+        f"model:{model_label(s.followup_model)}|items:{items}|edited:{override}"
+        f"|norm:{s.followup_normalisation}|layout:{s.followup_layout}"
+    )
 
 
 @functools.lru_cache(maxsize=MODELS_KEPT)
 def _discriminator(path: str, mtime: float, device: str) -> discriminator.Discriminator:
+    from metrics.scorers import discriminator  # torch modules: loaded only to score
+
     return discriminator.Discriminator.load(path, device=device)
 
 
 def _load_discriminator(path: str, device: str | None) -> discriminator.Discriminator:
+    from metrics.scorers import discriminator
+
     weights = Path(path) / discriminator.WEIGHTS_FILE
     if not weights.is_file():
         # Let the loader name exactly what is missing.
@@ -111,8 +138,12 @@ def discriminator_metrics(batch: Batch, names: Sequence[str]) -> dict[str, Compu
         out["discriminator"] = Computed(unreferenced, float(np.mean(unreferenced)))
     if "ruber" in names:
         assert batch.refs is not None
+        from metrics.scorers import discriminator
+
         referenced = model.referenced_scores(list(batch.hyps), [refs[0] for refs in batch.refs])
-        blended = discriminator.ruber_blend(unreferenced, referenced, s.ruber_blend)
+        # Settings accepts only RUBER_BLENDS, the values of BlendMethod.
+        method = cast("discriminator.BlendMethod", s.ruber_blend)
+        blended = discriminator.ruber_blend(unreferenced, referenced, method)
         out["ruber"] = Computed(blended, float(np.mean(blended)))
     return out
 

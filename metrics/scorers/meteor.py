@@ -10,7 +10,8 @@ stage off when it is absent and the signature says ``syn:none``; as in nltk, aft
 the words left are looked up by their stems). In a stage, nltk scans the
 hypothesis from its last word and takes the last unmatched reference word that matches; for exact
 and stem matches that pairs the k-th last occurrence of a word in the hypothesis with its k-th last
-occurrence in the reference, which is computed here for all pairs at once by ranking occurrences.
+occurrence in the reference, which is computed here for all pairs in one compiled pass per stage
+(each word's unmatched reference occurrences chained from the last).
 
 Score: ``P = m / |hyp|``, ``R = m / |ref|``, ``Fmean = PR / (αP + (1 - α)R)``, ``penalty =
 γ (chunks / m)^β`` with ``chunks`` the runs of matches adjacent in both sentences (matches sorted
@@ -23,6 +24,8 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 from nltk.stem.porter import PorterStemmer
@@ -84,40 +87,62 @@ def _stem(word: str) -> str:
     return _PORTER.stem(word)
 
 
-def _rank_keys(
-    unit: np.ndarray, word: np.ndarray, pos: np.ndarray, n_words: int, span: int
-) -> np.ndarray:
-    """A key per occurrence: (unit, word, rank from the end among that word's occurrences)."""
-    base = unit * n_words + word
-    order = np.argsort(base * span + (span - 1 - pos), kind="stable")
-    ordered = base[order]
-    index = np.arange(len(order))
-    first = np.maximum.accumulate(np.where(np.r_[True, ordered[1:] != ordered[:-1]], index, 0))
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = index - first
-    return base * span + rank
+@functools.cache
+def _kernels() -> Any:
+    """nltk's alignment stages and chunk count, compiled (numba, cached on disk)."""
+    import numba
 
+    jit = numba.njit(cache=True, nogil=True)
 
-def _pair_by_rank(
-    h_unit: np.ndarray,
-    h_word: np.ndarray,
-    h_pos: np.ndarray,
-    r_unit: np.ndarray,
-    r_word: np.ndarray,
-    r_pos: np.ndarray,
-    n_words: int,
-    span: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Indices of the hypothesis and reference occurrences nltk's ``_match_enums`` pairs."""
-    h_key = _rank_keys(h_unit, h_word, h_pos, n_words, span)
-    r_key = _rank_keys(r_unit, r_word, r_pos, n_words, span)
-    order = np.argsort(r_key, kind="stable")  # unit-major already: merge runs are long
-    sorted_keys = r_key[order]
-    if len(sorted_keys) == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    at = np.minimum(np.searchsorted(sorted_keys, h_key), len(sorted_keys) - 1)
-    hit = sorted_keys[at] == h_key
-    return np.flatnonzero(hit), order[at[hit]]
+    @jit
+    def stage(word, starts, lens, n_hyps, owner, h_off, n_words, h_match, r_match):  # type: ignore[no-untyped-def]  # numba types it
+        """One stage of nltk's ``_match_enums`` for every unit: the unmatched hypothesis words
+        from the last, each taking the last unmatched reference word equal to it. ``word`` holds
+        the stage's word ids (lower-cased words, or their stems); ``h_match[h_off[u] + i]`` is
+        the reference position matched to hypothesis position ``i`` in unit ``u`` (-1: none),
+        ``r_match`` the hypothesis position of each reference token."""
+        head = np.full(n_words, -1, dtype=np.int64)
+        longest = 1
+        for s in range(len(lens)):
+            longest = max(longest, lens[s])
+        before = np.empty(longest, dtype=np.int64)
+        for u in range(len(owner)):
+            h0, hl = starts[owner[u]], lens[owner[u]]
+            r0, rl = starts[n_hyps + u], lens[n_hyps + u]
+            for j in range(rl):  # unmatched occurrences of each word, chained from the last
+                if r_match[r0 + j] == -1:
+                    w = word[r0 + j]
+                    before[j] = head[w]
+                    head[w] = j
+            for i in range(hl - 1, -1, -1):
+                if h_match[h_off[u] + i] == -1:
+                    w = word[h0 + i]
+                    j = head[w]
+                    if j != -1:
+                        h_match[h_off[u] + i] = j
+                        r_match[r0 + j] = i
+                        head[w] = before[j]
+            for j in range(rl):
+                head[word[r0 + j]] = -1
+
+    @jit
+    def chunks(h_match, h_off, hyp_len):  # type: ignore[no-untyped-def]  # numba types it
+        """Per unit, the matches and nltk's ``_count_chunks`` (matches sorted by hypothesis
+        position; a chunk continues while both positions advance by one)."""
+        matches = np.zeros(len(hyp_len), dtype=np.float64)
+        runs = np.zeros(len(hyp_len), dtype=np.float64)
+        for u in range(len(hyp_len)):
+            previous = -2  # ref position of the match at the previous hypothesis position
+            for i in range(hyp_len[u]):
+                j = h_match[h_off[u] + i]
+                if j != -1:
+                    matches[u] += 1
+                    if j != previous + 1:
+                        runs[u] += 1
+                previous = j if j != -1 else -2
+        return matches, runs
+
+    return SimpleNamespace(stage=stage, chunks=chunks)
 
 
 def _synonym_matches(
@@ -161,54 +186,32 @@ def meteor(batch: Batch) -> Computed:
     lowered = [w.lower() for w in enc.vocab]
     lower_vocab = {w: i for i, w in enumerate(dict.fromkeys(lowered))}
     lower_id = np.fromiter(map(lower_vocab.__getitem__, lowered), np.int64, len(lowered))
-    n_words = max(len(lower_vocab), 1)
-    span = int(enc.lens.max(initial=0)) + 1
-
+    word = lower_id[enc.ids]
     owner = batch.owner
     hyp_len = enc.hyp_lens[owner]
-    h_unit = np.repeat(np.arange(enc.n_units, dtype=np.int64), hyp_len)
-    h_pos = np.arange(len(h_unit), dtype=np.int64) - np.repeat(
-        np.cumsum(hyp_len) - hyp_len, hyp_len
-    )
-    h_word = lower_id[enc.ids[enc.starts[owner][h_unit] + h_pos]]
-    ref_at = slice(int(enc.starts[enc.n_hyps]) if enc.n_units else 0, len(enc.ids))
-    r_unit = enc.seq_of_token[ref_at] - enc.n_hyps
-    r_pos = enc.pos_in_seq[ref_at]
-    r_word = lower_id[enc.ids[ref_at]]
-
-    h_free = np.ones(len(h_unit), bool)
-    r_free = np.ones(len(r_unit), bool)
-    matched_h: list[np.ndarray] = []
-    matched_r: list[np.ndarray] = []
-
-    def stage(h_word_of: np.ndarray, r_word_of: np.ndarray, vocab_size: int) -> None:
-        hi, ri = np.flatnonzero(h_free), np.flatnonzero(r_free)
-        a, b = _pair_by_rank(
-            h_unit[hi],
-            h_word_of[hi],
-            h_pos[hi],
-            r_unit[ri],
-            r_word_of[ri],
-            r_pos[ri],
-            vocab_size,
-            span,
-        )
-        h_free[hi[a]] = False
-        r_free[ri[b]] = False
-        matched_h.append(hi[a])
-        matched_r.append(ri[b])
-
-    stage(h_word, r_word, n_words)
+    h_off = np.cumsum(hyp_len) - hyp_len
+    h_match = np.full(int(hyp_len.sum()), -1, dtype=np.int64)
+    r_match = np.full(len(enc.ids), -1, dtype=np.int64)
+    k = _kernels()
+    args = (enc.starts, enc.lens, enc.n_hyps, owner, h_off)
+    k.stage(word, *args, max(len(lower_vocab), 1), h_match, r_match)
     words = list(lower_vocab)
     if settings.lang in _STEM_LANGUAGES:
         stems = [_stem(w) for w in lower_vocab]
         stem_vocab = {s: i for i, s in enumerate(dict.fromkeys(stems))}
         stem_id = np.fromiter(map(stem_vocab.__getitem__, stems), np.int64, len(stems))
-        h_word, r_word = stem_id[h_word], stem_id[r_word]
+        word = stem_id[word]
         words = list(stem_vocab)
-        stage(h_word, r_word, max(len(stem_vocab), 1))
+        k.stage(word, *args, max(len(stem_vocab), 1), h_match, r_match)
     if synonyms is not None:
-        hi, ri = np.flatnonzero(h_free), np.flatnonzero(r_free)
+        h_unit = np.repeat(np.arange(enc.n_units, dtype=np.int64), hyp_len)
+        h_pos = np.arange(len(h_unit), dtype=np.int64) - np.repeat(h_off, hyp_len)
+        h_word = word[enc.starts[owner][h_unit] + h_pos]
+        ref_at = slice(int(enc.starts[enc.n_hyps]) if enc.n_units else 0, len(enc.ids))
+        r_unit = enc.seq_of_token[ref_at] - enc.n_hyps
+        r_pos = enc.pos_in_seq[ref_at]
+        hi = np.flatnonzero(h_match == -1)
+        ri = np.flatnonzero(r_match[ref_at] == -1)
         a, b = _synonym_matches(
             synonyms,
             words,
@@ -216,20 +219,11 @@ def meteor(batch: Batch) -> Computed:
             h_word[hi],
             h_pos[hi],
             r_unit[ri],
-            r_word[ri],
+            word[ref_at][ri],
             r_pos[ri],
         )
-        matched_h.append(hi[a])
-        matched_r.append(ri[b])
-
-    mh, mr = np.concatenate(matched_h), np.concatenate(matched_r)
-    unit, hp, rp = h_unit[mh], h_pos[mh], r_pos[mr]
-    order = np.lexsort((hp, unit))
-    unit, hp, rp = unit[order], hp[order], rp[order]
-    continues = (unit[1:] == unit[:-1]) & (hp[1:] == hp[:-1] + 1) & (rp[1:] == rp[:-1] + 1)
-    matches = np.bincount(unit, minlength=enc.n_units).astype(np.float64)
-    chunks = matches - np.bincount(unit[1:][continues], minlength=enc.n_units)
-
+        h_match[hi[a]] = r_pos[ri[b]]
+    matches, chunks = k.chunks(h_match, h_off, hyp_len)
     with np.errstate(divide="ignore", invalid="ignore"):
         p = matches / hyp_len
         r = matches / enc.ref_lens

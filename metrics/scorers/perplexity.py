@@ -13,7 +13,6 @@ the corpus value).
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,12 +22,10 @@ import torch
 
 from metrics.scorers.base import Batch, Computed, MetricUnavailable
 from metrics.scorers.models import (
-    MODELS_KEPT,
+    ModelCache,
     load_pretrained,
     model_label,
-    pick_device,
     position_limit,
-    resolve_model,
 )
 
 
@@ -99,9 +96,7 @@ class LanguageModel:
         return sums, counts
 
 
-@functools.lru_cache(maxsize=MODELS_KEPT)
-def _model(path: Path, device: str, batch_size: int) -> LanguageModel:
-    return LanguageModel(path, torch.device(device), batch_size)
+_MODELS = ModelCache(LanguageModel, setting="perplexity_model", what="causal language model")
 
 
 def perplexity_label(batch: Batch) -> str:
@@ -111,8 +106,7 @@ def perplexity_label(batch: Batch) -> str:
 
 def perplexity(batch: Batch) -> Computed:
     s = batch.settings
-    path = resolve_model(s.perplexity_model, "perplexity_model", "causal language model")
-    lm = _model(path, str(pick_device(s.device)), s.batch_size)
+    lm = _MODELS.get(s.perplexity_model, s.device, s.batch_size)
     contexts = batch.contexts if (s.perplexity_context and batch.contexts is not None) else None
     sequences = [lm.sequence(h, contexts[i] if contexts else ()) for i, h in enumerate(batch.hyps)]
     sums, counts = lm.nll(sequences)

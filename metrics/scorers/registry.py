@@ -14,24 +14,14 @@ defined over the whole batch.
 
 from __future__ import annotations
 
+import importlib
+import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 
-from metrics.scorers import (
-    bertscore,
-    bleu,
-    bleurt,
-    cider,
-    embedding,
-    learned,
-    lic,
-    meteor,
-    overlap,
-    perplexity,
-    rouge,
-    sentence,
-)
+from metrics.scorers import bleu, cider, embedding, learned, lic, overlap, rouge
 from metrics.scorers.base import (
     UNITS,
     Batch,
@@ -71,7 +61,20 @@ _DEVICE = ("device", "batch_size")
 
 
 def _specs() -> list[MetricSpec]:
-    specs = [MetricSpec("f1", "overlap", "f1", True, False, _PROFILE)]
+    """Every metric in the issue's order: lexical, embedding and neural, length, reference-free."""
+    return [
+        *_lexical_specs(),
+        *_neural_specs(),
+        MetricSpec("length", "length", "length", False, False, _PROFILE),
+        *_reference_free_specs(),
+    ]
+
+
+def _lexical_specs() -> list[MetricSpec]:
+    specs = [
+        MetricSpec("f1", "overlap", "f1", True, False, _PROFILE),
+        MetricSpec("char-f1", "overlap", "char-f1", True, False, _PROFILE),
+    ]
     specs += [
         MetricSpec(f"bleu-{n}", "bleu", "bleu", True, False, (*_PROFILE, "bleu_smoothing"))
         for n in range(1, 5)
@@ -88,6 +91,12 @@ def _specs() -> list[MetricSpec]:
         MetricSpec("dist-2", "diversity", "dist", False, False, _PROFILE),
         MetricSpec("cider", "cider", "cider", True, False, _PROFILE, batch_dependent=True),
     ]
+    return specs
+
+
+def _neural_specs() -> list[MetricSpec]:
+    """Word-embedding, sentence-encoder, BERTScore, BLEURT and perplexity metrics."""
+    specs: list[MetricSpec] = []
     embedding_settings = (*_PROFILE, "word_vectors", "embedding_oov")
     specs += [
         MetricSpec(name, "embedding", "embedding", True, False, embedding_settings)
@@ -129,8 +138,13 @@ def _specs() -> list[MetricSpec]:
             higher_is_better=False,
             uses_text_profile=False,
         ),
-        MetricSpec("length", "length", "length", False, False, _PROFILE),
     ]
+    return specs
+
+
+def _reference_free_specs() -> list[MetricSpec]:
+    """Follow-up likelihood (seed 004) and the learned discriminator (seed 003)."""
+    specs: list[MetricSpec] = []
     followup_settings = (
         "lang",
         "followup_model",
@@ -179,6 +193,9 @@ def _specs() -> list[MetricSpec]:
 METRICS: dict[str, MetricSpec] = {spec.name: spec for spec in _specs()}
 """Every metric by name, in the issue's order."""
 
+LEXICAL_FAMILIES = frozenset({"overlap", "bleu", "rouge", "meteor", "diversity", "cider", "length"})
+"""Families computed from the tokens alone, without a model."""
+
 
 def _lic(batch: Batch) -> bool:
     return batch.settings.profile == "lic"
@@ -212,19 +229,27 @@ def _dist(batch: Batch, names: Sequence[str]) -> dict[str, Computed]:
     return {name: compute(batch, int(name.rsplit("-", 1)[1])) for name in names}
 
 
+def _heavy(module: str) -> ModuleType:
+    """A kernel module that loads torch/transformers (or NLTK) when imported, imported on first
+    use: the registry is imported by every web process (forms, presets), which never scores, so
+    it must not pay for these libraries (``tests/core/test_light_imports.py``)."""
+    return importlib.import_module(f"metrics.scorers.{module}")
+
+
 _KERNELS: dict[str, Callable[[Batch, Sequence[str]], dict[str, Computed]]] = {
     "f1": _f1,
     "bleu": _bleu,
     "rouge": _rouge,
-    "meteor": lambda batch, names: {"meteor": meteor.meteor(batch)},
+    "meteor": lambda batch, names: {"meteor": _heavy("meteor").meteor(batch)},
     "dist": _dist,
+    "char-f1": lambda batch, names: {"char-f1": lic.char_f1(batch)},
     "cider": lambda batch, names: {"cider": cider.cider_d(batch)},
     "length": lambda batch, names: {"length": overlap.length(batch)},
     "embedding": embedding.embedding_metrics,
-    "sentence": lambda batch, names: {"sentence-cosine": sentence.sentence_cosine(batch)},
-    "bertscore": lambda batch, names: bertscore.bertscore(batch),
-    "bleurt": lambda batch, names: {"bleurt": bleurt.bleurt(batch)},
-    "perplexity": lambda batch, names: {"perplexity": perplexity.perplexity(batch)},
+    "sentence": lambda batch, names: {"sentence-cosine": _heavy("sentence").sentence_cosine(batch)},
+    "bertscore": lambda batch, names: _heavy("bertscore").bertscore(batch),
+    "bleurt": lambda batch, names: {"bleurt": _heavy("bleurt").bleurt(batch)},
+    "perplexity": lambda batch, names: {"perplexity": _heavy("perplexity").perplexity(batch)},
     "followup": learned.followup_metrics,
     "discriminator": learned.discriminator_metrics,
 }
@@ -235,30 +260,32 @@ def _details(spec: MetricSpec, batch: Batch) -> str:
     s = batch.settings
     if spec.kernel in ("f1", "bleu", "dist") and _lic(batch):
         return {
-            "f1": "unit:char|avg:micro|ref:first",
+            "f1": "unit:token|avg:micro|ref:first",
             "bleu": "smooth:none|bp:corpus|ref:first",
             "dist": "",
         }[spec.kernel]
+    if spec.kernel == "char-f1":
+        return "unit:char|avg:micro|ref:first|def:duconv-calc_f1"
     if spec.kernel == "bleu":
         return bleu.smoothing_label(s.bleu_smoothing)
     if spec.kernel == "rouge":
         weight = f"|w:{rouge.WLCS_WEIGHT}" if spec.name == "rouge-w" else ""
         return f"beta:{s.rouge_beta:g}{weight}"
     if spec.kernel == "meteor":
-        return meteor.meteor_label(s.lang, s.meteor_synonyms)
+        return _heavy("meteor").meteor_label(s.lang, s.meteor_synonyms)
     if spec.kernel == "cider":
         return f"n:{cider.ORDERS}|sigma:{cider.SIGMA:g}|idf:refs"
     if spec.kernel == "embedding":
         return embedding.vectors_label(s.word_vectors, s.embedding_oov)
-    labels = {
-        "sentence": sentence.sentence_label,
-        "bertscore": bertscore.bertscore_label,
-        "bleurt": bleurt.bleurt_label,
-        "perplexity": perplexity.perplexity_label,
-        "followup": learned.followup_label,
-        "discriminator": learned.discriminator_label,
+    labels: dict[str, Callable[[], Callable[[Batch], str]]] = {
+        "sentence": lambda: _heavy("sentence").sentence_label,
+        "bertscore": lambda: _heavy("bertscore").bertscore_label,
+        "bleurt": lambda: _heavy("bleurt").bleurt_label,
+        "perplexity": lambda: _heavy("perplexity").perplexity_label,
+        "followup": lambda: learned.followup_label,
+        "discriminator": lambda: learned.discriminator_label,
     }
-    return labels[spec.kernel](batch) if spec.kernel in labels else ""
+    return labels[spec.kernel]()(batch) if spec.kernel in labels else ""
 
 
 def signature(spec: MetricSpec, batch: Batch) -> str:
@@ -283,6 +310,17 @@ def _check_texts(values: object, what: str, allow_empty: bool) -> None:
         raise ValueError(f"{what}: expected at least one string")
 
 
+def _all_text_lists(groups: Sequence[object]) -> bool:
+    """Every group a non-empty list or tuple of strings, checked in C-level passes (a Python
+    loop over 100,000 groups cost more than scoring them). Exact types: anything else (a str
+    subclass) takes the one-by-one check."""
+    if not set(map(type, groups)) <= {list, tuple}:
+        return False
+    lists: Sequence[Sequence[object]] = groups  # type: ignore[assignment]  # checked: lists and tuples
+    words = set(map(type, itertools.chain.from_iterable(lists)))
+    return 0 not in map(len, lists) and words <= {str}
+
+
 def prepare(
     hyps: Sequence[str],
     refs: Sequence[Sequence[str]] | None = None,
@@ -297,8 +335,9 @@ def prepare(
     if refs is not None:
         if len(refs) != len(hyps):
             raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} reference lists")
-        for i, group in enumerate(refs):
-            _check_texts(group, f"references[{i}]", allow_empty=False)
+        if not _all_text_lists(refs):  # then find the first bad group, for its message
+            for i, group in enumerate(refs):
+                _check_texts(group, f"references[{i}]", allow_empty=False)
     if contexts is not None:
         if len(contexts) != len(hyps):
             raise ValueError(f"{len(hyps)} hypotheses but {len(contexts)} contexts")
@@ -374,3 +413,39 @@ def score(
     if isinstance(settings, Mapping):
         settings = Settings.from_dict(settings)
     return score_batch(names, prepare(hyps, refs, contexts, settings, unit))
+
+
+# Named metric sets. MSDE 16: seed 000 §4 (a sentence-encoder cosine stands in for Skip-Thought);
+# seed 002's extras beside them.
+PRESETS: dict[str, tuple[str, ...]] = {
+    "msde16": (
+        "f1",
+        "bleu-1",
+        "bleu-2",
+        "rouge-l",
+        "meteor",
+        "dist-1",
+        "dist-2",
+        "cider",
+        "sentence-cosine",
+        "embedding-average",
+        "vector-extrema",
+        "greedy-matching",
+        "bertscore-p",
+        "bertscore-r",
+        "bertscore-f1",
+        "bleurt",
+    ),
+    "seed002-extra": (
+        "bleu-3",
+        "bleu-4",
+        "rouge-1",
+        "rouge-2",
+        "rouge-3",
+        "rouge-4",
+        "rouge-w",
+        "perplexity",
+        "length",
+    ),
+}
+PRESET_LABELS: dict[str, str] = {"msde16": "MSDE 16", "seed002-extra": "seed 002 extra"}

@@ -12,23 +12,21 @@ Reference embeddings are cached across calls, as for BERTScore.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
 from metrics.scorers.base import Batch, Computed, MetricUnavailable
 from metrics.scorers.models import (
-    MODELS_KEPT,
+    ModelCache,
     load_pretrained,
     model_label,
-    pick_device,
     position_limit,
-    resolve_model,
 )
 
 REFERENCE_CACHE_SIZE = 1_000_000
@@ -40,7 +38,7 @@ _POOLING_KEYS = {
 }
 
 
-def _read_json(path: Path) -> dict:
+def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -134,9 +132,7 @@ class SentenceEncoder:
         return found
 
 
-@functools.lru_cache(maxsize=MODELS_KEPT)
-def _encoder(path: Path, device: str, batch_size: int) -> SentenceEncoder:
-    return SentenceEncoder(path, torch.device(device), batch_size)
+_ENCODERS = ModelCache(SentenceEncoder, setting="sentence_model", what="sentence encoder")
 
 
 def sentence_label(batch: Batch) -> str:
@@ -145,8 +141,7 @@ def sentence_label(batch: Batch) -> str:
 
 def sentence_cosine(batch: Batch) -> Computed:
     s = batch.settings
-    path = resolve_model(s.sentence_model, "sentence_model", "sentence encoder")
-    encoder = _encoder(path, str(pick_device(s.device)), s.batch_size)
+    encoder = _ENCODERS.get(s.sentence_model, s.device, s.batch_size)
     refs = [t.strip() for t in batch.ref_texts]
     hyps = [t.strip() for t in batch.hyps]
     ref_vec = encoder.encode(refs, remember=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -88,6 +88,19 @@ def response_units(*, run: MetricRun, backend_id: int, skill_id: int | None) -> 
     return units
 
 
+def dialogue_texts(*, dialogue_ids: Iterable[int]) -> dict[int, list[str]]:
+    """*The dialogue*, as every dialogue-level reference-free score sees it: the text of every
+    turn in order, user and model, trailing user turns included (seed 004 §2 appends the
+    follow-ups after the whole dialogue). Metric runs and the item-selection job both use it, so
+    items are chosen on the same input they are applied to."""
+    ids = list(dict.fromkeys(dialogue_ids))
+    texts: dict[int, list[str]] = {pk: [] for pk in ids}
+    turns = Turn.objects.filter(dialogue_id__in=ids).order_by("dialogue_id", "index")
+    for dialogue_id, text in turns.values_list("dialogue_id", "text").iterator(chunk_size=5000):
+        texts[dialogue_id].append(text)
+    return texts
+
+
 def system_batches(*, run: MetricRun) -> list[tuple[int, int]]:
     """``(backend id, skill id)`` of every system batch with at least one model turn."""
     pairs = (
@@ -147,9 +160,9 @@ def system_table(*, run: MetricRun) -> list[dict[str, object]]:
     ):
         values[group][(metric, backend_id)] = value
     groups = sorted(values, key=lambda g: (g == "", g))
-    tables = []
+    tables: list[dict[str, object]] = []
     for group in groups:
-        rows = []
+        rows: list[dict[str, object]] = []
         for metric in run.metrics:
             cells = [values[group].get((metric, backend_id)) for backend_id, _ in backends]
             if any(cell is not None for cell in cells):

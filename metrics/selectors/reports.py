@@ -27,17 +27,20 @@ from typing import Any, Literal
 
 from django.conf import settings
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 
-from annotation.models import RatingJob
+from annotation.models import Assignment, Rating, RatingJob
 from annotation.rubric_spec import as_spec
 from annotation.scoring import OVERALL
 from annotation.selectors.human_scores import human_scores
+from annotation.selectors.rating import localized
 from chat.models import Dialogue
+from core.errors import ServiceError
 from metrics.analysis.results import CorrelationCell, CorrelationStudy
 from metrics.analysis.scores import ScoreRow
 from metrics.analysis.tables import correlation_table
 from metrics.models import JobStatus, MetricRun, MetricScore, Report
-from metrics.reporting.bundle import EXTENSIONS, REPORT_FORMATS
+from metrics.reporting.bundle import EXTENSIONS, REPORT_FORMATS, ReportFormat
 
 Grouping = Literal["skill", "dataset", "none"]
 GROUPINGS: tuple[Grouping, ...] = ("skill", "dataset", "none")
@@ -45,12 +48,12 @@ SystemScores = Literal["mean", "corpus"]
 SYSTEM_SCORES: tuple[SystemScores, ...] = ("mean", "corpus")
 _CHUNK = 500  # ids per IN (...) query
 # Files of a computed report, by download format; figures go to figures/<name>.png|svg.
-FORMAT_FILES: dict[str, str] = {
+FORMAT_FILES: dict[ReportFormat, str] = {
     fmt: ("correlations" if fmt == "csv" else "report") + EXTENSIONS[fmt] for fmt in REPORT_FORMATS
 }
 
 
-class ReportDataError(ValueError):
+class ReportDataError(ServiceError):
     """The selected scores cannot be combined (the same unit scored by two runs, say)."""
 
 
@@ -128,6 +131,49 @@ def run_metric_names(*, runs: Iterable[MetricRun]) -> list[str]:
     )
     names.update(dict.fromkeys(scored))
     return list(names)
+
+
+def scored_metric_names(*, runs: Iterable[MetricRun]) -> list[str]:
+    """Metric names with at least one score in the runs (what a report can correlate): the
+    runs' listed order first, then any other scored name; unavailable metrics are left out."""
+    runs = list(runs)
+    scored = set(
+        MetricScore.objects.filter(run__in=runs)
+        .order_by()
+        .values_list("metric", flat=True)
+        .distinct()
+    )
+    listed = [m for run in runs for m in run.metrics if m in scored]
+    return list(dict.fromkeys([*listed, *sorted(scored)]))
+
+
+def rated_dimensions(*, jobs: Iterable[RatingJob]) -> list[str]:
+    """The jobs' dimensions (as :func:`job_dimensions`) that have a submitted rating."""
+    jobs = list(jobs)
+    answered = set(
+        Rating.objects.filter(
+            assignment__job__in=jobs,
+            assignment__status=Assignment.Status.SUBMITTED,
+            value__isnull=False,
+        )
+        .order_by()
+        .values_list("question", flat=True)
+        .distinct()
+    )
+    if not answered:
+        return []
+    return [d for d in job_dimensions(jobs=jobs) if d in answered or d == OVERALL]
+
+
+def dimension_labels(*, jobs: Iterable[RatingJob], language: str) -> dict[str, str]:
+    """Each dimension key's label in the page's language (keys stay in the files)."""
+    labels: dict[str, str] = {}
+    for job in jobs:
+        spec = as_spec(job.rubric.spec)
+        for question in spec.questions:
+            labels.setdefault(question.key, localized(question.label, language) or question.key)
+    labels[OVERALL] = str(_("总体"))
+    return labels
 
 
 def job_dimensions(*, jobs: Iterable[RatingJob]) -> list[str]:
@@ -331,8 +377,11 @@ def _page_cell(cell: CorrelationCell | None, bold: bool) -> PageCell:
     )
 
 
-def correlation_page(study: CorrelationStudy) -> CorrelationPage:
-    """Rows = metrics, columns = group × dimension × method, as :func:`correlation_table`."""
+def correlation_page(
+    study: CorrelationStudy, labels: dict[str, str] | None = None
+) -> CorrelationPage:
+    """Rows = metrics, columns = group × dimension × method, as :func:`correlation_table`;
+    ``labels`` names the dimensions on the page (the files keep the keys)."""
     table = correlation_table(study)
     columns = [(g, d, k) for g, d in study.columns() for k in study.config.methods]
     rows = []
@@ -347,4 +396,9 @@ def correlation_page(study: CorrelationStudy) -> CorrelationPage:
             for (g, d, k), shown in zip(columns, row.cells, strict=True)
         )
         rows.append(PageRow(label, cells))
-    return CorrelationPage(header=table.header, rows=tuple(rows))
+    header = table.header
+    if labels:
+        header = tuple(
+            tuple((labels.get(label, label), span) for label, span in spans) for spans in header
+        )
+    return CorrelationPage(header=header, rows=tuple(rows))

@@ -13,17 +13,26 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import torch
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import F
-from django.utils import timezone
 
 from chat.models import Dataset
+from core.errors import ServiceError
+from core.jobs import (
+    Heartbeat,
+    JobCancelled,
+    job_cancel,
+    job_claim,
+    job_finish,
+    job_progress,
+    job_retry,
+    new_lease_owner,
+)
 from metrics.models import JobStatus, TrainedDiscriminator
-from metrics.scorers.discriminator import TABLE2_MODELS, DiscriminatorConfig, train_discriminator
+from metrics.scorers.discriminator import TABLE2_MODELS, DiscriminatorConfig
 from metrics.scorers.learned import training_pairs
+from metrics.services import queues
 
 # Settings a researcher may change besides the architecture preset (seed 003 §3.2 defaults).
 TUNABLE = (
@@ -42,12 +51,13 @@ TUNABLE = (
 MIN_PAIRS = 40
 
 
-class DiscriminatorError(ValueError):
+class DiscriminatorError(ServiceError):
     """A training request that cannot run; the message names the field."""
 
+    location_style = "prefix"
+
     def __init__(self, message: str, *, field: str = "") -> None:
-        self.field = field
-        super().__init__(f"{field}: {message}" if field else message)
+        super().__init__(message, field=field or None)
 
 
 def storage_dir(discriminator: TrainedDiscriminator) -> Path:
@@ -115,29 +125,43 @@ def discriminator_create(
 
 
 def enqueue_training(discriminator: TrainedDiscriminator) -> None:
+    discriminator_dispatch(discriminator.pk)
+
+
+def discriminator_dispatch(discriminator_id: int) -> None:
+    """Send the training task now (the sweeper calls this for a training whose worker died)."""
     from metrics.tasks.training import train_discriminator_task
 
-    # Model training goes to the gpu queue where this process sees a GPU (seed 003 trains on one).
-    queue = "gpu" if torch.cuda.is_available() else "metrics"
-    train_discriminator_task.apply_async(args=[discriminator.pk], queue=queue)
+    # Seed 003 trains on a GPU: the gpu queue where the deployment has one.
+    queues.model_job_send(TrainedDiscriminator, discriminator_id, train_discriminator_task)
 
 
 def discriminator_train(discriminator_id: int) -> TrainedDiscriminator:
-    """Run the training job (idempotent: a finished version is left as it is)."""
+    """Run the training job (idempotent: a finished version is left as it is, one a live
+    worker holds too; one whose worker died trains again from the start). A cancel stops it
+    after the current epoch."""
     discriminator = TrainedDiscriminator.objects.select_related("dataset").get(pk=discriminator_id)
-    if discriminator.status in (JobStatus.DONE, JobStatus.CANCELLED):
+    owner = new_lease_owner()
+    if not job_claim(TrainedDiscriminator, discriminator.pk, owner=owner):
+        discriminator.refresh_from_db()
         return discriminator
-    TrainedDiscriminator.objects.filter(pk=discriminator.pk).update(
-        status=JobStatus.RUNNING, started_at=timezone.now(), progress_done=0, error=""
-    )
+    TrainedDiscriminator.objects.filter(pk=discriminator.pk).update(progress_done=0, error="")
+    with Heartbeat(TrainedDiscriminator, discriminator.pk, owner=owner) as beat:
+        _train(discriminator, owner, beat)
+    discriminator.refresh_from_db()
+    return discriminator
+
+
+def _train(discriminator: TrainedDiscriminator, owner: str, beat: Heartbeat) -> None:
+    from metrics.scorers.discriminator import train_discriminator  # torch: on the worker only
+
     stored = dict(discriminator.config)
     preset, vectors, seed = stored.pop("preset"), stored.pop("vectors"), stored.pop("seed")
     config = DiscriminatorConfig(**stored)
 
     def on_epoch(_: dict[str, float]) -> None:
-        TrainedDiscriminator.objects.filter(pk=discriminator.pk).update(
-            progress_done=F("progress_done") + 1
-        )
+        job_progress(TrainedDiscriminator, discriminator.pk, add=1)
+        beat.check()  # the cancel checkpoint
 
     try:
         queries, responses = _pairs(discriminator.dataset)
@@ -148,15 +172,23 @@ def discriminator_train(discriminator_id: int) -> TrainedDiscriminator:
         if directory.exists():
             shutil.rmtree(directory)
         result.model.save(directory)
+    except JobCancelled:
+        job_finish(TrainedDiscriminator, discriminator.pk, status=JobStatus.CANCELLED, owner=owner)
+        return
     except Exception as exc:  # the job records any failure for the researcher
-        TrainedDiscriminator.objects.filter(pk=discriminator.pk).update(
+        job_finish(
+            TrainedDiscriminator,
+            discriminator.pk,
             status=JobStatus.FAILED,
+            owner=owner,
             error=f"{type(exc).__name__}: {exc}",
-            finished_at=timezone.now(),
         )
         raise
-    TrainedDiscriminator.objects.filter(pk=discriminator.pk).update(
+    job_finish(
+        TrainedDiscriminator,
+        discriminator.pk,
         status=JobStatus.DONE,
+        owner=owner,
         path=str(directory),
         progress_done=config.max_epochs,
         results={
@@ -168,19 +200,21 @@ def discriminator_train(discriminator_id: int) -> TrainedDiscriminator:
             "history": result.history,
             "sizes": result.sizes,
         },
-        finished_at=timezone.now(),
     )
-    discriminator.refresh_from_db()
-    return discriminator
+
+
+def discriminator_cancel(discriminator: TrainedDiscriminator) -> bool:
+    """Stop a pending or running training (a running one after its current epoch)."""
+    return job_cancel(job=discriminator)
 
 
 def discriminator_retry(discriminator: TrainedDiscriminator) -> TrainedDiscriminator:
-    """Train a failed version again."""
-    if discriminator.status != JobStatus.FAILED:
-        raise DiscriminatorError("only a failed training can be retried", field="status")
-    TrainedDiscriminator.objects.filter(pk=discriminator.pk).update(
-        status=JobStatus.PENDING, progress_done=0, error=""
+    """Train again a version that is not done and that no worker holds (failed, cancelled, or
+    its worker died)."""
+    job_retry(
+        job=discriminator,
+        refused=DiscriminatorError,
+        done="this version is trained already",
+        enqueue=lambda: enqueue_training(discriminator),
     )
-    transaction.on_commit(lambda: enqueue_training(discriminator))
-    discriminator.refresh_from_db()
     return discriminator

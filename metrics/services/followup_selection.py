@@ -16,29 +16,39 @@ from typing import Any
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import F
-from django.utils import timezone
-from scipy import stats
 
 from annotation.models import RatingJob
 from annotation.rubric_spec import as_spec
 from annotation.selectors.human_scores import human_scores
-from chat.models import Turn
+from core.errors import ServiceError
+from core.jobs import (
+    Heartbeat,
+    JobCancelled,
+    job_cancel,
+    job_claim,
+    job_finish,
+    job_progress,
+    job_retry,
+    new_lease_owner,
+)
 from metrics.models import FollowupSelection, JobStatus
 from metrics.scorers import followup
 from metrics.scorers.base import MetricUnavailable
 from metrics.scorers.models import resolve_model
+from metrics.selectors.metric_runs import dialogue_texts
+from metrics.services import queues
 
 MIN_DIALOGUES = 6  # two folds of at least 3 dialogues each
 _CHUNK = 16  # dialogues scored between progress updates
 
 
-class SelectionError(ValueError):
+class SelectionError(ServiceError):
     """A selection request that cannot run; the message names the field."""
 
+    location_style = "prefix"
+
     def __init__(self, message: str, *, field: str = "") -> None:
-        self.field = field
-        super().__init__(f"{field}: {message}" if field else message)
+        super().__init__(message, field=field or None)
 
 
 def _human(job: RatingJob, dimension: str) -> dict[int, float]:
@@ -119,19 +129,35 @@ def selection_create(
 
 
 def enqueue_selection(selection: FollowupSelection) -> None:
-    import torch
+    selection_dispatch(selection.pk)
 
+
+def selection_dispatch(selection_id: int) -> None:
+    """Send the selection's task now (the sweeper calls this when its worker died)."""
     from metrics.tasks.training import select_followup_items_task
 
-    queue = "gpu" if torch.cuda.is_available() else "metrics"
-    select_followup_items_task.apply_async(args=[selection.pk], queue=queue)
+    queues.model_job_send(FollowupSelection, selection_id, select_followup_items_task)
+
+
+def selection_cancel(selection: FollowupSelection) -> bool:
+    """Stop a pending or running selection (a running one after its current batch)."""
+    return job_cancel(job=selection)
+
+
+def selection_retry(selection: FollowupSelection) -> FollowupSelection:
+    """Run again a selection that is not done and that no worker holds."""
+    job_retry(
+        job=selection,
+        refused=SelectionError,
+        done="this selection is done already",
+        enqueue=lambda: enqueue_selection(selection),
+    )
+    return selection
 
 
 def _dialogue_texts(dialogue_ids: list[int]) -> list[list[str]]:
-    texts: dict[int, list[str]] = {pk: [] for pk in dialogue_ids}
-    turns = Turn.objects.filter(dialogue_id__in=dialogue_ids).order_by("dialogue_id", "index")
-    for dialogue_id, text in turns.values_list("dialogue_id", "text"):
-        texts[dialogue_id].append(text)
+    # the one definition of "the dialogue" that metric runs' dialogue-level scores use too
+    texts = dialogue_texts(dialogue_ids=dialogue_ids)
     return [texts[pk] for pk in dialogue_ids]
 
 
@@ -150,6 +176,8 @@ def _fold_json(fold: followup.FoldSelection) -> dict[str, Any]:
 
 def _correlation(values: np.ndarray, target: np.ndarray, criterion: str) -> float | None:
     """One item's correlation with the human scores; None when undefined (a constant side)."""
+    from scipy import stats  # on the worker only: web processes never correlate
+
     if np.ptp(values) == 0 or np.ptp(target) == 0:
         return None
     method = stats.spearmanr if criterion == "spearman" else stats.pearsonr
@@ -157,13 +185,22 @@ def _correlation(values: np.ndarray, target: np.ndarray, criterion: str) -> floa
 
 
 def selection_execute(selection_id: int) -> FollowupSelection:
-    """Score every rated dialogue per item, then select (idempotent once done)."""
+    """Score every rated dialogue per item, then select (idempotent: a finished selection and
+    one a live worker holds are left alone; one whose worker died runs again). A cancel stops
+    it after the current batch of dialogues."""
     selection = FollowupSelection.objects.select_related("job__rubric").get(pk=selection_id)
-    if selection.status == JobStatus.DONE:
+    owner = new_lease_owner()
+    if not job_claim(FollowupSelection, selection.pk, owner=owner):
+        selection.refresh_from_db()
         return selection
-    FollowupSelection.objects.filter(pk=selection.pk).update(
-        status=JobStatus.RUNNING, progress_done=0, error=""
-    )
+    FollowupSelection.objects.filter(pk=selection.pk).update(progress_done=0, error="")
+    with Heartbeat(FollowupSelection, selection.pk, owner=owner) as beat:
+        _execute(selection, owner, beat)
+    selection.refresh_from_db()
+    return selection
+
+
+def _execute(selection: FollowupSelection, owner: str, beat: Heartbeat) -> None:
     try:
         human = _human(selection.job, selection.dimension)
         dialogue_ids = sorted(human)
@@ -180,9 +217,10 @@ def selection_execute(selection_id: int) -> FollowupSelection:
                     level="all",
                 )
             )
-            FollowupSelection.objects.filter(pk=selection.pk).update(
-                progress_done=F("progress_done") + len(dialogues[start : start + _CHUNK])
+            job_progress(
+                FollowupSelection, selection.pk, add=len(dialogues[start : start + _CHUNK])
             )
+            beat.check()  # the cancel checkpoint
         names = chunks[0].names
         values = np.concatenate([chunk.values for chunk in chunks])
         target = np.array([human[pk] for pk in dialogue_ids])
@@ -205,15 +243,23 @@ def selection_execute(selection_id: int) -> FollowupSelection:
             max_items=selection.max_items,
         )
         per_item = [_correlation(column, target, selection.criterion) for column in values.T]
+    except JobCancelled:
+        job_finish(FollowupSelection, selection.pk, status=JobStatus.CANCELLED, owner=owner)
+        return
     except Exception as exc:  # recorded for the researcher, then re-raised for Celery
-        FollowupSelection.objects.filter(pk=selection.pk).update(
+        job_finish(
+            FollowupSelection,
+            selection.pk,
             status=JobStatus.FAILED,
+            owner=owner,
             error=f"{type(exc).__name__}: {exc}",
-            finished_at=timezone.now(),
         )
         raise
-    FollowupSelection.objects.filter(pk=selection.pk).update(
+    job_finish(
+        FollowupSelection,
+        selection.pk,
         status=JobStatus.DONE,
+        owner=owner,
         results={
             "variant": "fed-cond-selected" if selection.conditional else "fed-selected",
             "n_dialogues": len(dialogue_ids),
@@ -226,7 +272,4 @@ def selection_execute(selection_id: int) -> FollowupSelection:
                 {"item": name, "correlation": r} for name, r in zip(names, per_item, strict=True)
             ],
         },
-        finished_at=timezone.now(),
     )
-    selection.refresh_from_db()
-    return selection

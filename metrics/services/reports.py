@@ -11,21 +11,36 @@ computed, so :func:`report_rerun` reproduces it and shows what changed.
 
 from __future__ import annotations
 
+import logging
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.utils import timezone
 
 from annotation.models import RatingJob
-from metrics.analysis import METHODS, StudyConfig, run_study
+from annotation.selectors.human_scores import rater_shortfalls
+from core.errors import ServiceError
+from core.jobs import (
+    Heartbeat,
+    JobCancelled,
+    job_cancel,
+    job_claim,
+    job_dispatched,
+    job_finish,
+    job_progress,
+    new_lease_owner,
+)
+from metrics.analysis import METHODS, StudyConfig
 from metrics.analysis.join import LEVELS
 from metrics.analysis.results import CorrelationStudy
 from metrics.models import JobStatus, MetricRun, MetricScore, Report
-from metrics.reporting import figure_files, report_bytes, zip_bytes
+from metrics.reporting import report_bytes, zip_bytes
+
+if TYPE_CHECKING:
+    from metrics.reporting.figures import RenderedFigures
 from metrics.selectors.reports import (
     FORMAT_FILES,
     GROUPINGS,
@@ -37,6 +52,9 @@ from metrics.selectors.reports import (
     report_dir,
     run_metric_names,
 )
+from metrics.services import report_extensions
+
+logger = logging.getLogger(__name__)
 
 NAME_MAX_LENGTH = 160  # Report.name
 MAX_BOOTSTRAP = 10_000
@@ -55,12 +73,14 @@ DEFAULTS: dict[str, Any] = {
 CONFIG_FIELDS = ("metric_runs", "rating_jobs", *DEFAULTS)
 
 
-class ReportConfigError(ValueError):
+class ReportConfigError(ServiceError):
     """A report configuration that cannot be used; ``errors`` maps each field to its message."""
 
+    location_style = "in_message"
+
     def __init__(self, errors: Mapping[str, str]) -> None:
-        self.errors = dict(errors)
-        super().__init__("; ".join(f"{field}: {message}" for field, message in self.errors.items()))
+        message = "; ".join(f"{field}: {message}" for field, message in errors.items())
+        super().__init__(message, field=next(iter(errors), None), errors=errors)
 
 
 # --- configuration ---
@@ -98,35 +118,61 @@ def report_config_check(data: Mapping[str, Any]) -> dict[str, Any]:
     if unknown:
         errors[unknown[0]] = f"unknown field (known: {', '.join(CONFIG_FIELDS)})"
     config = {**DEFAULTS, **{k: v for k, v in data.items() if k in CONFIG_FIELDS}}
+    # Each check adds to `errors` (the first problem per field), in this order.
+    run_ids, runs = _check_runs(config, errors)
+    job_ids, jobs = _check_jobs(config, errors)
+    _check_choices(config, errors)
+    if runs and "metric_runs" not in errors:
+        _check_metrics(runs, config, errors)
+    if jobs and "rating_jobs" not in errors:
+        _check_dimensions(jobs, config, errors)
+    if runs and jobs and not errors.get("metric_runs"):
+        _check_campaigns_meet(runs, jobs, config["level"], errors)
+    if errors:
+        raise ReportConfigError(errors)
+    config["metric_runs"], config["rating_jobs"] = run_ids, job_ids
+    return {field: config[field] for field in CONFIG_FIELDS}
 
-    runs: list[MetricRun] = []
+
+def _check_runs(
+    config: dict[str, Any], errors: dict[str, str]
+) -> tuple[list[int] | None, list[MetricRun]]:
+    """The chosen run ids and the runs found; each must exist and be finished."""
     run_ids = _id_list(config.get("metric_runs"))
     if run_ids is None:
         errors["metric_runs"] = "choose at least one metric run (a list of run ids)"
-    else:
-        found = MetricRun.objects.in_bulk(run_ids)
-        missing = [i for i in run_ids if i not in found]
-        unfinished = [found[i] for i in run_ids if i in found and found[i].status != JobStatus.DONE]
-        if missing:
-            errors["metric_runs"] = f"metric run {missing[0]} does not exist"
-        elif unfinished:
-            run = unfinished[0]
-            errors["metric_runs"] = (
-                f"metric run {run.pk} ('{run.name}') is not finished (status: {run.status})"
-            )
-        runs = [found[i] for i in run_ids if i in found]
+        return None, []
+    found = MetricRun.objects.in_bulk(run_ids)
+    missing = [i for i in run_ids if i not in found]
+    unfinished = [found[i] for i in run_ids if i in found and found[i].status != JobStatus.DONE]
+    if missing:
+        errors["metric_runs"] = f"metric run {missing[0]} does not exist"
+    elif unfinished:
+        run = unfinished[0]
+        errors["metric_runs"] = (
+            f"metric run {run.pk} ('{run.name}') is not finished (status: {run.status})"
+        )
+    return run_ids, [found[i] for i in run_ids if i in found]
 
-    jobs: list[RatingJob] = []
+
+def _check_jobs(
+    config: dict[str, Any], errors: dict[str, str]
+) -> tuple[list[int] | None, list[RatingJob]]:
+    """The chosen rating job ids and the jobs found (with their rubrics); each must exist."""
     job_ids = _id_list(config.get("rating_jobs"))
     if job_ids is None:
         errors["rating_jobs"] = "choose at least one rating job (a list of job ids)"
-    else:
-        found_jobs = RatingJob.objects.select_related("rubric").in_bulk(job_ids)
-        missing = [i for i in job_ids if i not in found_jobs]
-        if missing:
-            errors["rating_jobs"] = f"rating job {missing[0]} does not exist"
-        jobs = [found_jobs[i] for i in job_ids if i in found_jobs]
+        return None, []
+    found_jobs = RatingJob.objects.select_related("rubric").in_bulk(job_ids)
+    missing = [i for i in job_ids if i not in found_jobs]
+    if missing:
+        errors["rating_jobs"] = f"rating job {missing[0]} does not exist"
+    return job_ids, [found_jobs[i] for i in job_ids if i in found_jobs]
 
+
+def _check_choices(config: dict[str, Any], errors: dict[str, str]) -> None:
+    """The fields with fixed choices or ranges: level, grouping, system scores, methods (put in
+    their canonical order), bootstrap and seed."""
     level = config["level"]
     if level not in LEVELS:
         errors["level"] = f"must be one of {', '.join(LEVELS)}, not {level!r}"
@@ -138,7 +184,6 @@ def report_config_check(data: Mapping[str, Any]) -> dict[str, Any]:
         )
     elif config["system_scores"] == "corpus" and level != "system":
         errors["system_scores"] = "corpus-level scores can only be used at the system level"
-
     methods = _name_list(config["methods"])
     if not methods:
         errors["methods"] = f"choose at least one of {', '.join(METHODS)}"
@@ -151,45 +196,55 @@ def report_config_check(data: Mapping[str, Any]) -> dict[str, Any]:
     if _integer(config["seed"], 0, MAX_SEED) is None:
         errors["seed"] = f"must be a whole number from 0 to {MAX_SEED}"
 
-    if runs and "metric_runs" not in errors:
-        available = run_metric_names(runs=runs)
-        chosen = _name_list(config["metrics"])
-        if chosen is None:
-            errors["metrics"] = "must be a list of metric names"
-        elif not available:
-            errors["metric_runs"] = "the selected runs have no metric scores"
-        elif bad := [m for m in chosen if m not in available]:
-            errors["metrics"] = (
-                f"unknown metric {bad[0]!r} (the selected runs have: {', '.join(available)})"
-            )
-        else:
-            config["metrics"] = chosen or available
-        if "metrics" not in errors and "metric_runs" not in errors and level in LEVELS:
-            _check_levels(runs, config, errors)
-    if jobs and "rating_jobs" not in errors:
-        available = job_dimensions(jobs=jobs)
-        chosen = _name_list(config["dimensions"])
-        if chosen is None:
-            errors["dimensions"] = "must be a list of rating dimensions"
-        elif bad := [d for d in chosen if d not in available]:
-            errors["dimensions"] = (
-                f"unknown dimension {bad[0]!r} (the jobs' rubrics have: {', '.join(available)})"
-            )
-        else:
-            config["dimensions"] = chosen or available
-    if runs and jobs and level in ("turn", "dialogue") and not errors.get("metric_runs"):
-        run_campaigns = {run.campaign_id for run in runs}
-        if not run_campaigns & {job.campaign_id for job in jobs}:
-            errors.setdefault(
-                "level",
-                f"at the {level} level units are {level}s of one campaign, but the rating jobs "
-                "rate other campaigns than the metric runs score; choose the system level to "
-                "join systems across campaigns (MSDE: static run vs interactive ratings)",
-            )
-    if errors:
-        raise ReportConfigError(errors)
-    config["metric_runs"], config["rating_jobs"] = run_ids, job_ids
-    return {field: config[field] for field in CONFIG_FIELDS}
+
+def _check_metrics(runs: list[MetricRun], config: dict[str, Any], errors: dict[str, str]) -> None:
+    """The chosen metrics (empty: every metric of the runs, written out), and their levels."""
+    available = run_metric_names(runs=runs)
+    chosen = _name_list(config["metrics"])
+    if chosen is None:
+        errors["metrics"] = "must be a list of metric names"
+    elif not available:
+        errors["metric_runs"] = "the selected runs have no metric scores"
+    elif bad := [m for m in chosen if m not in available]:
+        errors["metrics"] = (
+            f"unknown metric {bad[0]!r} (the selected runs have: {', '.join(available)})"
+        )
+    else:
+        config["metrics"] = chosen or available
+    if "metrics" not in errors and "metric_runs" not in errors and config["level"] in LEVELS:
+        _check_levels(runs, config, errors)
+
+
+def _check_dimensions(
+    jobs: list[RatingJob], config: dict[str, Any], errors: dict[str, str]
+) -> None:
+    """The chosen rating dimensions (empty: every dimension of the jobs' rubrics, written out)."""
+    available = job_dimensions(jobs=jobs)
+    chosen = _name_list(config["dimensions"])
+    if chosen is None:
+        errors["dimensions"] = "must be a list of rating dimensions"
+    elif bad := [d for d in chosen if d not in available]:
+        errors["dimensions"] = (
+            f"unknown dimension {bad[0]!r} (the jobs' rubrics have: {', '.join(available)})"
+        )
+    else:
+        config["dimensions"] = chosen or available
+
+
+def _check_campaigns_meet(
+    runs: list[MetricRun], jobs: list[RatingJob], level: str, errors: dict[str, str]
+) -> None:
+    """At the turn and dialogue levels the runs and the jobs must share a campaign."""
+    if level not in ("turn", "dialogue"):
+        return
+    run_campaigns = {run.campaign_id for run in runs}
+    if not run_campaigns & {job.campaign_id for job in jobs}:
+        errors.setdefault(
+            "level",
+            f"at the {level} level units are {level}s of one campaign, but the rating jobs "
+            "rate other campaigns than the metric runs score; choose the system level to "
+            "join systems across campaigns (MSDE: static run vs interactive ratings)",
+        )
 
 
 def _check_levels(runs: list[MetricRun], config: dict[str, Any], errors: dict[str, str]) -> None:
@@ -210,9 +265,22 @@ def _check_levels(runs: list[MetricRun], config: dict[str, Any], errors: dict[st
 
 
 def _enqueue(report: Report) -> None:
+    report_id = report.pk
+    transaction.on_commit(lambda: report_dispatch(report_id))
+
+
+def report_dispatch(report_id: int) -> None:
+    """Send the report's task now (the sweeper calls this for a report whose worker died)."""
     from metrics.tasks.reports import report_compute_task
 
-    transaction.on_commit(lambda: report_compute_task.delay(report.pk))
+    job_dispatched(Report, report_id)
+    report_compute_task.delay(report_id)
+
+
+def report_cancel(*, report: Report) -> bool:
+    """Stop a pending or running report (a running one at its next progress step); False when
+    it had already ended."""
+    return job_cancel(job=report)
 
 
 @transaction.atomic
@@ -277,6 +345,12 @@ def _provenance(config: Mapping[str, Any]) -> dict[str, Any]:
                 "campaign": job.campaign.name,
                 "rubric": job.rubric.key,
                 "version": job.rubric.version,
+                # seed 001's ≥ 3 raters (single turn) / ≥ 5 testers (multi-turn), per system
+                "min_raters": job.rubric.spec.get("min_raters", 1),
+                "rater_shortfalls": [
+                    {"backend": s.backend, "n_raters": s.n_raters}
+                    for s in rater_shortfalls(job=job)
+                ],
             }
             for job in sorted(jobs, key=lambda j: j.pk)
         ],
@@ -318,42 +392,83 @@ def _changes(original: Mapping[str, Any], current: Mapping[str, Any]) -> list[st
     return changes
 
 
-def _set_progress(report_id: int, done: int) -> None:
-    Report.objects.filter(pk=report_id, status=JobStatus.RUNNING).update(
-        progress_done=min(done, PROGRESS_STEPS)
-    )
+def _set_progress(report_id: int, done: int, beat: Heartbeat) -> None:
+    """A progress step, and the cancel checkpoint."""
+    beat.check()
+    job_progress(Report, report_id, done=min(done, PROGRESS_STEPS))
 
 
-def _write_files(report: Report, study: CorrelationStudy) -> Path:
-    """Write every download into a fresh directory, then move it into place whole."""
+def _render_figures(study: CorrelationStudy) -> RenderedFigures:
+    """The figures, or none with a warning: figures are never worth losing the tables for."""
+    from metrics.reporting.figures import RenderedFigures, render_figures  # matplotlib: worker
+
+    try:
+        return render_figures(study)
+    except Exception as exc:
+        logger.exception("report figures failed")
+        return RenderedFigures(
+            files={},
+            warnings=(
+                f"The figures could not be drawn ({type(exc).__name__}: {exc}); "
+                "tables and downloads are complete.",
+            ),
+        )
+
+
+def _write_files(
+    report: Report, study: CorrelationStudy, sections: Mapping[str, Any]
+) -> tuple[Path, CorrelationStudy]:
+    """Write every download into a fresh directory, then move it into place whole.
+
+    ``sections``: the report extensions' sections, whose files are written beside the others
+    and into the ZIP, and which the JSON carries as its ``extensions``. Returns the directory
+    and the study with the figures' warnings added (a degraded font, characters the font
+    lacks), which the page, the JSON and the ZIP's README then show.
+    """
+    extra = report_extensions.files_of(sections)
+    from metrics.reporting.figures import with_warnings
+
     target = report_dir(report)
     staging = target.with_name(f"{target.name}.partial")
     shutil.rmtree(staging, ignore_errors=True)
     (staging / "figures").mkdir(parents=True)
-    figures = figure_files(study)
-    for name, data in figures.items():
+    for name, data in extra.items():
+        (staging / name).write_bytes(data)
+    rendered = _render_figures(study)
+    study = with_warnings(study, rendered.warnings)
+    for name, data in rendered.files.items():
         (staging / "figures" / name).write_bytes(data)
-    (staging / FORMAT_FILES["zip"]).write_bytes(zip_bytes(study, figures=figures))
+    (staging / FORMAT_FILES["zip"]).write_bytes(
+        zip_bytes(study, figures=rendered.files, extensions=sections, extra_files=extra)
+    )
     for fmt, name in FORMAT_FILES.items():
         if fmt != "zip":
-            (staging / name).write_bytes(report_bytes(study, fmt))  # type: ignore[arg-type]
+            (staging / name).write_bytes(report_bytes(study, fmt, extensions=sections))
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
-    return target
+    return target, study
 
 
 def report_compute(*, report_id: int) -> None:
-    """Compute a pending report (idempotent: a report already taken by a worker is left alone).
+    """Compute a pending report (idempotent: a report a live worker holds is left alone; one
+    whose worker died is computed again from the start).
 
     Progress runs 0–100: loading scores is the first 10 steps, the study 10–90, files the rest.
     A configuration that no longer fits the data (a run deleted, the same unit in two runs)
-    fails the report with the reason; unexpected errors fail it too and are re-raised.
+    fails the report with the reason; unexpected errors fail it too and are re-raised. A cancel
+    stops it at the next progress step.
     """
-    taken = Report.objects.filter(pk=report_id, status=JobStatus.PENDING).update(
-        status=JobStatus.RUNNING, progress_done=0, progress_total=PROGRESS_STEPS, error=""
+    owner = new_lease_owner()
+    if not job_claim(Report, report_id, owner=owner):
+        return  # another worker holds it, or it is finished or cancelled
+    Report.objects.filter(pk=report_id).update(
+        progress_done=0, progress_total=PROGRESS_STEPS, error=""
     )
-    if not taken:
-        return  # another worker got there first, or it is finished
+    with Heartbeat(Report, report_id, owner=owner) as beat:
+        _compute(report_id, owner, beat)
+
+
+def _compute(report_id: int, owner: str, beat: Heartbeat) -> None:
     report = Report.objects.get(pk=report_id)
     try:
         config = report_config_check(report.config)
@@ -371,7 +486,7 @@ def report_compute(*, report_id: int) -> None:
             level=config["level"],
             grouping=config["grouping"],
         )
-        _set_progress(report_id, 5)
+        _set_progress(report_id, 5, beat)
         metric = metric_score_rows(
             run_ids=config["metric_runs"],
             metrics=config["metrics"],
@@ -386,7 +501,9 @@ def report_compute(*, report_id: int) -> None:
             )
         if not metric:
             raise ReportDataError("the selected metric runs have no scores at this level")
-        _set_progress(report_id, 10)
+        _set_progress(report_id, 10, beat)
+        from metrics.analysis.study import run_study  # scipy: on the worker only
+
         study = run_study(
             metric,
             human,
@@ -396,26 +513,36 @@ def report_compute(*, report_id: int) -> None:
                 bootstrap=config["bootstrap"],
                 seed=config["seed"],
             ),
-            progress=lambda fraction, _message: _set_progress(report_id, 10 + int(80 * fraction)),
+            progress=lambda fraction, _message: _set_progress(
+                report_id, 10 + int(80 * fraction), beat
+            ),
         )
-        files = _write_files(report, study)
+        beat.check()
+        sections = report_extensions.compute_all(config)
+        beat.check()
+        files, study = _write_files(report, study, sections)
+    except JobCancelled:
+        job_finish(Report, report_id, status=JobStatus.CANCELLED, owner=owner)
+        return
     except (ReportConfigError, ReportDataError) as exc:
-        _fail(report_id, str(exc))
+        job_finish(Report, report_id, status=JobStatus.FAILED, owner=owner, error=str(exc))
         return
     except Exception as exc:
-        _fail(report_id, f"internal error: {type(exc).__name__}: {exc}")
+        job_finish(
+            Report,
+            report_id,
+            status=JobStatus.FAILED,
+            owner=owner,
+            error=f"internal error: {type(exc).__name__}: {exc}",
+        )
         raise
-    Report.objects.filter(pk=report_id).update(
+    job_finish(
+        Report,
+        report_id,
         status=JobStatus.DONE,
+        owner=owner,
         progress_done=PROGRESS_STEPS,
-        results=study.to_dict(),
+        results={**study.to_dict(), "extensions": sections},
         provenance=provenance,
         files_dir=str(files),
-        finished_at=timezone.now(),
-    )
-
-
-def _fail(report_id: int, message: str) -> None:
-    Report.objects.filter(pk=report_id).update(
-        status=JobStatus.FAILED, error=message, finished_at=timezone.now()
     )

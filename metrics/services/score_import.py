@@ -198,7 +198,7 @@ def metric_scores_import(
             source=MetricRun.Source.IMPORTED,
             metrics=metrics,
             metric_settings={"imported_from": label, "level": level},
-            signatures={metric: f"imported:{label}" for metric in metrics},
+            signatures=dict.fromkeys(metrics, f"imported:{label}"),
             status=JobStatus.DONE,
             progress_done=len(scores),
             progress_total=len(scores),

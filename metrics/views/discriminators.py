@@ -81,3 +81,12 @@ def discriminator_retry(request: HttpRequest, pk: int) -> HttpResponse:
     except services.DiscriminatorError as exc:
         messages.error(request, str(exc))
     return redirect("metrics:discriminator-detail", pk=pk)
+
+
+@role_required(Role.RESEARCHER)
+@require_POST
+def discriminator_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    version = get_object_or_404(TrainedDiscriminator, pk=pk)
+    if services.discriminator_cancel(version):
+        messages.success(request, _("已取消训练（正在进行的一轮结束后停止）。"))
+    return redirect("metrics:discriminator-detail", pk=pk)

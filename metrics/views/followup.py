@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
 from core.access import Role, role_required
 from metrics.forms_followup import FollowupSelectionForm
@@ -54,3 +54,23 @@ def selection_detail(request: HttpRequest, pk: int) -> HttpResponse:
     template = "metrics/followup_detail.html" + ("#status" if request.htmx else "")
     active = selection.status in (JobStatus.PENDING, JobStatus.RUNNING)
     return render(request, template, {"selection": selection, "active": active})
+
+
+@role_required(Role.RESEARCHER)
+@require_POST
+def selection_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    selection = get_object_or_404(FollowupSelection, pk=pk)
+    if services.selection_cancel(selection):
+        messages.success(request, _("已取消选择（当前一批对话打分结束后停止）。"))
+    return redirect("metrics:followup-detail", pk=pk)
+
+
+@role_required(Role.RESEARCHER)
+@require_POST
+def selection_retry(request: HttpRequest, pk: int) -> HttpResponse:
+    selection = get_object_or_404(FollowupSelection, pk=pk)
+    try:
+        services.selection_retry(selection)
+    except services.SelectionError as exc:
+        messages.error(request, str(exc))
+    return redirect("metrics:followup-detail", pk=pk)

@@ -20,8 +20,9 @@ from core.http import jsonl_download
 from metrics.forms import MetricRunForm
 from metrics.models import JobStatus, Level, MetricRun
 from metrics.scorers.models import offline_models
-from metrics.scorers.registry import METRICS
+from metrics.scorers.registry import METRICS, PRESETS
 from metrics.selectors import metric_runs as selectors
+from metrics.selectors.preflight import Preflight, metric_run_preflight
 from metrics.services import metric_runs as services
 
 ACTIVE = (JobStatus.PENDING, JobStatus.RUNNING)
@@ -39,16 +40,46 @@ def run_list(request: HttpRequest) -> HttpResponse:
 def _metric_groups(form: MetricRunForm) -> list[tuple[str, list[object]]]:
     """The metric checkboxes grouped by family (presets first)."""
     boxes = {box.data["value"]: box for box in form["metrics"]}
-    groups: dict[str, list[object]] = {_("预设"): [boxes[k] for k in services.PRESETS]}
+    groups: dict[str, list[object]] = {_("预设"): [boxes[k] for k in PRESETS]}
     for name, spec in METRICS.items():
         groups.setdefault(spec.family, []).append(boxes[name])
     return list(groups.items())
+
+
+def _preflight(form: MetricRunForm) -> tuple[Preflight | None, str]:
+    """The pre-flight of a bound form's metrics and settings, or why there is none yet."""
+    if not form.is_bound:
+        return None, ""
+    form.is_valid()  # cleaned_data holds the fields that are valid even when others are not
+    chosen = form.cleaned_data.get("metrics")
+    if not chosen:
+        return None, ""
+    try:
+        names = services.check_metric_names(chosen)
+        settings = services.check_settings(form.settings())
+    except services.MetricRunError as exc:
+        return None, str(exc)
+    return metric_run_preflight(metrics=names, settings=settings), ""
+
+
+@role_required(Role.RESEARCHER)
+@require_POST
+def run_preflight(request: HttpRequest) -> HttpResponse:
+    """htmx: the run form's pre-flight box, refreshed whenever a metric or setting changes."""
+    preflight, error = _preflight(MetricRunForm(request.POST))
+    return render(
+        request,
+        "metrics/partials/run_preflight.html",
+        {"preflight": preflight, "preflight_error": error},
+    )
 
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
 def run_create(request: HttpRequest) -> HttpResponse:
     initial = {"campaign": request.GET.get("campaign"), "static_run": request.GET.get("static_run")}
+    if initial["static_run"]:  # "compute metrics" on a finished static run
+        initial["target"] = MetricRun.Target.STATIC_RUN
     form = MetricRunForm(request.POST or None, request.FILES or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -79,14 +110,17 @@ def run_create(request: HttpRequest) -> HttpResponse:
             messages.success(request, _("指标任务已提交。"))
             return redirect("metrics:metric-run-detail", pk=run.pk)
     status = 400 if request.method == "POST" else 200
+    preflight, preflight_error = _preflight(form)
     return render(
         request,
         "metrics/run_form.html",
         {
             "form": form,
+            "preflight": preflight,
+            "preflight_error": preflight_error,
             "metric_groups": _metric_groups(form),
             "offline_models": offline_models(),
-            "presets": {k: list(v) for k, v in services.PRESETS.items()},
+            "presets": {k: list(v) for k, v in PRESETS.items()},
         },
         status=status,
     )

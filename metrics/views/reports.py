@@ -8,12 +8,14 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
+from annotation.models import RatingJob
 from core.access import Role, role_required
+from core.http import redirect_after_form
 from metrics.analysis.scores import ScoreFileError
 from metrics.analysis.tables import (
     coverage_table,
@@ -24,6 +26,7 @@ from metrics.analysis.tables import (
 from metrics.forms_reports import ReportForm, ScoreImportForm
 from metrics.models import JobStatus, Report
 from metrics.selectors import reports as selectors
+from metrics.services import report_extensions
 from metrics.services import reports as services
 from metrics.services.score_import import metric_scores_import
 
@@ -45,7 +48,11 @@ def report_list(request: HttpRequest) -> HttpResponse:
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
 def report_create(request: HttpRequest) -> HttpResponse:
-    form = ReportForm(request.POST or None)
+    # "Correlate with a rating job" on a finished metric run lands here with the run chosen.
+    # The researcher home's "correlate" step also chooses the rating job.
+    chosen = [v for v in request.GET.getlist("metric_runs") if v.isdigit()]
+    jobs = [v for v in request.GET.getlist("rating_jobs") if v.isdigit()]
+    form = ReportForm(request.POST or None, initial={"metric_runs": chosen, "rating_jobs": jobs})
     if request.method == "POST" and form.is_valid():
         try:
             report = services.report_create(
@@ -57,7 +64,15 @@ def report_create(request: HttpRequest) -> HttpResponse:
         else:
             return redirect("metrics:report-detail", pk=report.pk)
     status = 400 if request.method == "POST" else 200
-    return render(request, "metrics/report_form.html", {"form": form}, status=status)
+    context = {"form": form, "figures_degraded": _figures_degraded()}
+    return render(request, "metrics/report_form.html", context, status=status)
+
+
+def _figures_degraded() -> bool:
+    """Whether figures would be drawn without a CJK font (said before the report is created)."""
+    from metrics.reporting.fonts import font_status  # matplotlib: imported when needed
+
+    return font_status().degraded
 
 
 def _figures(report: Report) -> dict[str, list[str]]:
@@ -80,9 +95,14 @@ def report_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context: dict[str, object] = {"report": report, "busy": busy, "downloads": DOWNLOADS}
     study = selectors.report_study(report)
     if study is not None:
+        jobs = RatingJob.objects.filter(pk__in=report.config.get("rating_jobs", []))
+        labels = selectors.dimension_labels(
+            jobs=jobs.select_related("rubric"), language=get_language() or "zh-hans"
+        )
         context.update(
             study=study,
-            correlations=selectors.correlation_page(study),
+            dimension_labels=[labels.get(d, d) for d in report.config.get("dimensions", [])],
+            correlations=selectors.correlation_page(study, labels=labels),
             averages=group_average_table(study) if len(study.groups) > 1 else None,
             system_tables=[system_table(scores) for scores in study.systems],
             metric_tables=[
@@ -91,6 +111,7 @@ def report_detail(request: HttpRequest, pk: int) -> HttpResponse:
             coverage=coverage_table(study),
             one_sided=[c for c in study.coverage if c.metric_only or c.human_only],
             figures=_figures(report),
+            extensions=report_extensions.page_sections(report.results),
         )
     return render(request, "metrics/report_detail.html", context)
 
@@ -106,6 +127,15 @@ def report_rerun(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect("metrics:report-detail", pk=report.pk)
     messages.success(request, _("已用相同配置重新运行报告。"))
     return redirect("metrics:report-detail", pk=again.pk)
+
+
+@role_required(Role.RESEARCHER)
+@require_POST
+def report_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    report = get_object_or_404(Report, pk=pk)
+    if services.report_cancel(report=report):
+        messages.success(request, _("已取消报告计算。"))
+    return redirect("metrics:report-detail", pk=report.pk)
 
 
 @role_required(Role.RESEARCHER)
@@ -160,7 +190,7 @@ def score_import(request: HttpRequest) -> HttpResponse:
                 _("已导入指标运行「%(name)s」：%(count)d 个分数。")
                 % {"name": run.name, "count": run.progress_total},
             )
-            return redirect("metrics:report-create")
+            return redirect_after_form(request, "metrics:report-create")
     status = 400 if request.method == "POST" else 200
     return render(
         request,

@@ -3,7 +3,8 @@
  * Annotation: 0–9 choose a score, y/n answer a yes/no question, j/k or ↓/↑ move between questions,
  * Enter (or n where the current question is not yes/no) submits the item and opens the next one.
  * Second-level questions stay disabled until the first-level (gate) questions of their scope are
- * answered and passed; a failed gate leaves them disabled (they are not needed). Every change is
+ * answered and passed; a failed gate leaves them disabled and shows that they are skipped and
+ * score 0. Every change is
  * posted by htmx (autosave); the server validates and refuses what the rubric does not accept.
  *
  * Review: a = accept, r = reject (focuses the reasons first when none is chosen).
@@ -49,7 +50,10 @@
         var blocked = states.indexOf("open") >= 0 || states.indexOf("fail") >= 0;
         form.querySelector("fieldset").disabled = blocked;
         form.classList.toggle("q-waiting", states.indexOf("open") >= 0);
-        form.classList.toggle("q-skipped", states.indexOf("fail") >= 0);
+        var skipped = states.indexOf("fail") >= 0;
+        form.classList.toggle("q-skipped", skipped);
+        var note = form.querySelector(".q-skip-note");
+        if (note) note.hidden = !skipped;  // says why it is grey: skipped, scores 0
       });
     }
     function focusQuestion(index) {

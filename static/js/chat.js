@@ -3,7 +3,9 @@
  * The reply streams as server-sent events read with fetch(): `chunk` events carry text (JSON
  * strings), appended with textContent so model output can never become markup; `saved` carries
  * the server-rendered (escaped) turn and status bar; `failed` the error with a retry button.
- * A dropped connection reconnects: the server replays the text so far, then continues.
+ * A dropped connection reconnects (the server may be another web process) sending the id of
+ * the last event received as `Last-Event-ID`: the stream continues right after it, so no
+ * character is lost or doubled. `reset` (a generator died and another took over) clears the text.
  */
 (function () {
   "use strict";
@@ -51,24 +53,30 @@
 
   function parseEvent(raw) {
     let name = "message";
+    let id = null;
     const data = [];
     for (const line of raw.split("\n")) {
       if (line.startsWith("event:")) name = line.slice(6).trim();
+      else if (line.startsWith("id:")) id = line.slice(3).trim();
       else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
     }
-    return { name: name, data: data.length ? JSON.parse(data.join("\n")) : null };
+    return { name: name, id: id, data: data.length ? JSON.parse(data.join("\n")) : null };
   }
 
   async function streamReply(pending, attempt) {
     const textEl = pending.querySelector(".reply-text");
     let finished = false;
     try {
+      const headers = { Accept: "text/event-stream" };
+      const lastId = pending.dataset.lastEventId;
+      if (lastId) headers["Last-Event-ID"] = lastId;
       const response = await fetch(pending.dataset.streamUrl, {
-        headers: { Accept: "text/event-stream" },
+        headers: headers,
         credentials: "same-origin",
       });
       if (!response.ok || !response.body) throw new Error("HTTP " + response.status);
-      textEl.textContent = ""; // the first chunk replays everything streamed so far
+      // Without an id the first chunk replays everything streamed so far.
+      if (!lastId) textEl.textContent = "";
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = "";
       for (;;) {
@@ -79,7 +87,10 @@
         while ((end = buffer.indexOf("\n\n")) >= 0) {
           const event = parseEvent(buffer.slice(0, end));
           buffer = buffer.slice(end + 2);
-          if (event.name === "chunk") {
+          if (event.id) pending.dataset.lastEventId = event.id;
+          if (event.name === "reset") {
+            textEl.textContent = "";
+          } else if (event.name === "chunk") {
             textEl.textContent += event.data;
             scrollToEnd();
           } else if (event.name === "saved") {
@@ -157,7 +168,14 @@
     }, seconds * 1000);
   }
 
+  // On a phone the instructions and grounding fold away above the chat (tap to open).
+  function foldSidePanelOnPhones() {
+    const panel = document.getElementById("side-panel");
+    if (panel && window.matchMedia("(max-width: 600px)").matches) panel.removeAttribute("open");
+  }
+
   function init() {
+    foldSidePanelOnPhones();
     wireComposer();
     wireCompletionRedirect();
     startPendingStreams(document);

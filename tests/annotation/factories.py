@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from annotation.models import Rubric
-from chat.models import Dialogue
+from annotation.models import RatingJob, Rubric
+from annotation.services.rating_jobs import job_create, job_open
+from chat.models import Campaign, Dialogue
 from core.access import Role
 from tests.chat.factories import (
     BackendFactory,
@@ -71,3 +72,18 @@ def dialogue_with_turns(
     for index, (speaker, text) in enumerate(texts):
         TurnFactory(dialogue=dialogue, index=index, speaker=speaker, text=text)
     return dialogue
+
+
+def single_rater_job(*, name: str, campaign: Campaign, rubric_key: str, rater: User) -> RatingJob:
+    """An open rating job of one rater per dialogue (below the rubric's minimum on purpose)."""
+    job = job_create(
+        name=name,
+        campaign=campaign,
+        rubric=rubric(rubric_key),
+        created_by=None,
+        raters=[rater],
+        raters_per_dialogue=1,
+        allow_below_minimum=True,
+    )
+    job_open(job=job)
+    return job

@@ -24,6 +24,19 @@ Behaviour (all settable with `set_behaviour`, which also resets the failure coun
   None) or after that many tokens;
 - `error_chunk`: send an in-stream `{"error": {...}}` chunk instead of tokens;
 - `echo_auth`: put the request's Authorization header into error bodies (to prove redaction).
+
+Non-streamed answers (LLM judges) also take:
+- `replies`: texts answered in turn, one per request (cycled), instead of `reply`;
+  `reply_fn`: a callable `(request json) -> text` (wins over both);
+- `finish_reason` (e.g. "length" for a truncated answer), `refusal` (OpenAI's refusal field);
+- `logprobs`: `{token text: [(candidate, logprob), …]}`: when the request asks for logprobs,
+  every token gets its `top_logprobs` from this map (the token itself at logprob 0 otherwise);
+- `latency`: seconds before a non-streamed answer; `reject_response_format`: answer HTTP 400
+  to a request carrying `response_format`; `reject_guided_json`: the same for vLLM's
+  `guided_json` (an older or non-vLLM server);
+- `keep_alive`: keep the connection open after a non-streamed answer (as vLLM and hosted APIs
+  do), so a client reuses it;
+- `n` in the request gives that many choices; `usage` counts prompt characters and reply tokens.
 """
 
 from __future__ import annotations
@@ -60,6 +73,15 @@ class Behaviour:
     stall_after_tokens: int | None = None
     error_chunk: str | None = None
     echo_auth: bool = False
+    replies: tuple[str, ...] | None = None
+    reply_fn: Any = None
+    finish_reason: str = "stop"
+    refusal: str | None = None
+    logprobs: dict[str, list[tuple[str, float]]] | None = None
+    latency: float = 0.0
+    reject_response_format: bool = False
+    reject_guided_json: bool = False
+    keep_alive: bool = False
 
 
 @dataclass
@@ -79,6 +101,7 @@ class FakeOpenAI:
         self.max_in_flight = 0
         self.completed = 0
         self._failures_left = self.behaviour.fail_times
+        self._reply_index = 0
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
@@ -99,6 +122,7 @@ class FakeOpenAI:
         with self._lock:
             self.behaviour = replace(self.behaviour, **changes)
             self._failures_left = self.behaviour.fail_times
+            self._reply_index = 0
 
     def reset_stats(self) -> None:
         with self._lock:
@@ -155,19 +179,27 @@ class FakeOpenAI:
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         counted = False
         try:
-            request = await self._read_request(reader)
-            if request is None:
-                return
-            with self._lock:
-                self.requests.append(request)
-                self.in_flight += 1
-                self.max_in_flight = max(self.max_in_flight, self.in_flight)
-                counted = True
-                behaviour = self.behaviour
-                fail = self._failures_left > 0
-                if fail:
-                    self._failures_left -= 1
-            await self._respond(request, behaviour, fail, writer)
+            while True:
+                request = await self._read_request(reader)
+                if request is None:
+                    return
+                with self._lock:
+                    self.requests.append(request)
+                    self.in_flight += 1
+                    self.max_in_flight = max(self.max_in_flight, self.in_flight)
+                    counted = True
+                    behaviour = self.behaviour
+                    fail = self._failures_left > 0
+                    if fail:
+                        self._failures_left -= 1
+                await self._respond(request, behaviour, fail, writer)
+                with self._lock:
+                    self.in_flight -= 1
+                    self.completed += 1
+                    counted = False
+                streamed = isinstance(request.json, dict) and request.json.get("stream")
+                if not behaviour.keep_alive or fail or streamed:
+                    return
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             pass  # the client went away, or the server is stopping
         finally:
@@ -204,13 +236,14 @@ class FakeOpenAI:
         content_type: str,
         body: bytes,
         extra: dict[str, str] | None = None,
+        close: bool = True,
     ) -> None:
         reason = {200: "OK", 404: "Not Found", 429: "Too Many Requests"}.get(status, "Error")
         head = [
             f"HTTP/1.1 {status} {reason}",
             f"Content-Type: {content_type}",
             f"Content-Length: {len(body)}",
-            "Connection: close",
+            "Connection: close" if close else "Connection: keep-alive",
         ]
         head += [f"{k}: {v}" for k, v in (extra or {}).items()]
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
@@ -255,21 +288,87 @@ class FakeOpenAI:
             else "fake-model"
         )
         if not (isinstance(request.json, dict) and request.json.get("stream")):
-            body = {
-                "id": "chatcmpl-fake",
-                "object": "chat.completion",
-                "model": model,
-                "choices": [
-                    {
-                        "index": 0,
-                        "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": "".join(tokens)},
-                    }
-                ],
-            }
-            await self._send(writer, 200, "application/json", json.dumps(body).encode())
+            await self._complete(writer, request, behaviour, tokens, model)
             return
         await self._stream(writer, behaviour, tokens, model)
+
+    async def _complete(
+        self,
+        writer: asyncio.StreamWriter,
+        request: ReceivedRequest,
+        behaviour: Behaviour,
+        tokens: list[str],
+        model: str,
+    ) -> None:
+        payload = request.json if isinstance(request.json, dict) else {}
+        if behaviour.latency:
+            await asyncio.sleep(behaviour.latency)
+        if behaviour.reject_response_format and "response_format" in payload:
+            body = json.dumps({"error": {"message": "response_format is not supported"}})
+            await self._send(writer, 400, "application/json", body.encode())
+            return
+        if behaviour.reject_guided_json and "guided_json" in payload:
+            body = json.dumps({"error": {"message": "guided_json is not supported"}})
+            await self._send(writer, 400, "application/json", body.encode())
+            return
+        choices = []
+        n = int(payload.get("n") or 1)
+        with self._lock:  # a request's n replies are consecutive even under concurrency
+            first = self._reply_index
+            self._reply_index += n
+        for index in range(n):
+            if behaviour.reply_fn is not None:
+                text = behaviour.reply_fn(payload)
+                parts = split_tokens(text)
+            elif behaviour.replies:
+                text = behaviour.replies[(first + index) % len(behaviour.replies)]
+                parts = split_tokens(text)
+            else:
+                parts = tokens
+            message: dict[str, Any] = {"role": "assistant", "content": "".join(parts)}
+            if behaviour.refusal is not None:
+                message = {"role": "assistant", "content": None, "refusal": behaviour.refusal}
+            choice: dict[str, Any] = {
+                "index": index,
+                "finish_reason": behaviour.finish_reason,
+                "message": message,
+            }
+            if payload.get("logprobs"):
+                table = behaviour.logprobs or {}
+                choice["logprobs"] = {
+                    "content": [
+                        {
+                            "token": part,
+                            "logprob": 0.0,
+                            "top_logprobs": [
+                                {"token": t, "logprob": lp}
+                                for t, lp in table.get(part, [(part, 0.0)])
+                            ],
+                        }
+                        for part in parts
+                    ]
+                }
+            choices.append(choice)
+        prompt_chars = sum(len(str(m.get("content", ""))) for m in payload.get("messages", []))
+        body = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "model": model,
+            "choices": choices,
+            "usage": {
+                "prompt_tokens": prompt_chars,
+                "completion_tokens": sum(
+                    len(split_tokens(c["message"]["content"] or "")) for c in choices
+                ),
+            },
+        }
+        await self._send(
+            writer,
+            200,
+            "application/json",
+            json.dumps(body, ensure_ascii=False).encode(),
+            close=not behaviour.keep_alive,
+        )
 
     async def _stream(
         self, writer: asyncio.StreamWriter, behaviour: Behaviour, tokens: list[str], model: str

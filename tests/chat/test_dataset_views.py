@@ -65,6 +65,24 @@ def test_upload_page_refuses_a_malformed_file_naming_the_line_and_stores_nothing
     assert Sample.objects.count() == 0
 
 
+def test_an_upload_posted_by_htmx_redirects_the_browser_or_answers_the_feedback_only(
+    researcher_client,
+):
+    url = reverse("chat:dataset-upload")
+    bad = [GOOD_LINES[0], '{"id": "k3", "context": "not a list", "response": "x"}']
+    refused = researcher_client.post(url, _form(_file(bad)), headers={"HX-Request": "true"})
+    assert refused.status_code == 400
+    page = refused.content.decode()
+    # What the form swaps in: the feedback box and each field's error list (the file input,
+    # with its chosen file, is left alone in the browser).
+    assert '<div id="import-feedback">' in page and 'id="import-error"' in page
+    assert 'hx-select="#import-feedback"' in page and "#field-errors-file" in page
+    done = researcher_client.post(url, _form(_file(GOOD_LINES)), headers={"HX-Request": "true"})
+    dataset = Dataset.objects.get(name="知识样例")
+    assert done.status_code == 200
+    assert done["HX-Redirect"] == reverse("chat:dataset-detail", args=[dataset.pk])
+
+
 def test_upload_page_refuses_a_file_that_is_not_utf8(researcher_client):
     file = SimpleUploadedFile(
         "gbk.jsonl", '{"id": "1", "context": ["你好"], "response": "好"}'.encode("gbk")

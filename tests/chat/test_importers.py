@@ -116,6 +116,9 @@ def test_it_imports_the_lic2021_layout_taking_the_skill_from_subtrack():
         "goal": [["START", "流浪地球", "吴京"], ["流浪地球", "主演", "吴京"]],
     }
     assert recommend.context == ["晚上 好 啊 ， 小明 。", "晚上 好 ， 有点 无聊 。"]
+    # The `[2]` goal marker of the response is stripped like the history's: metrics score
+    # against the reference.
+    assert recommend.references == ["那 听听 周杰伦 的 《 晴天 》 吧 ！"]
     assert recommend.grounding == {
         "knowledge": [["周杰伦", "代表作", "晴天"], ["晴天", "评论", "青春 的 回忆"]],
         "goal": [
@@ -185,6 +188,17 @@ def test_it_imports_durecdial_bot_turns_by_who_takes_the_initiative():
     }
     assert rows[3].context == ["今天 北京 天气 怎么样 ？"]
     assert rows[4].references == ["天气 好 ， 去 吃 火锅 吧 ！"]
+
+
+def test_a_durecdial_test_line_has_the_goal_marker_stripped_from_its_reference_too():
+    line = {
+        "goal": "[1] 寒暄 ( Bot 主动 寒暄 ) --> [2] 音乐推荐 ( Bot 主动 推荐 『 晴天 』 )",
+        "history": ["[1] 晚上 好 啊 。", "晚上 好 。"],
+        "response": "[2] 听听 《 晴天 》 吧 ！",
+    }
+    [sample] = samples(run_import(jsonl(line), "durecdial", skill="recommendation"))
+    assert sample.context == ["晚上 好 啊 。", "晚上 好 。"]
+    assert sample.references == ["听听 《 晴天 》 吧 ！"]
 
 
 def test_it_imports_cpc_dulemon_and_the_test_layout_of_persona_chat():
@@ -476,6 +490,12 @@ def test_bad_json_is_refused_naming_the_line():
     assert str(error).startswith("line 2: invalid JSON: ")
 
 
+def test_a_json_error_at_the_end_of_a_line_names_its_last_column():
+    line = b'{"conversation": ["a", "b"]'  # the closing brace is missing
+    error = refuse(line + b"\n", "lccc", skill="chitchat")
+    assert str(error).endswith(f"(column {len(line) + 1})")
+
+
 def test_a_line_that_is_not_an_object_is_refused():
     error = refuse(b'["a", "b"]\n', "lccc", skill="chitchat")
     assert str(error) == "line 1: expected a JSON object, got list"
@@ -587,6 +607,34 @@ def test_an_export_reimports_to_the_same_samples(source_format, skill, lines):
     assert _content(copy) == _content(original)
     assert copy.skill_id == original.skill_id
     assert "\\u" not in exported  # Chinese stays readable in the export
+
+
+def test_generic_metadata_such_as_a_topic_imports_and_exports():
+    lines = [
+        {"id": "q1", "context": ["去哪里旅游好？"], "metadata": {"topic": "旅游", "level": 2}},
+        {"id": "q2", "context": ["推荐一部电影"]},
+    ]
+    original = run_import(jsonl(*lines), "jsonl", skill="chitchat", name="带话题")
+    assert [s.metadata for s in samples(original)] == [{"topic": "旅游", "level": 2}, {}]
+
+    exported = [json.loads(line) for line in services.dataset_export_lines(dataset=original)]
+    assert exported[0]["metadata"] == {"topic": "旅游", "level": 2}
+    assert "metadata" not in exported[1]
+
+
+@pytest.mark.parametrize(
+    ("metadata", "field"),
+    [
+        ("旅游", "metadata"),
+        ({"topic": ["旅游"]}, "metadata.topic"),
+        ({"topic": None}, "metadata.topic"),
+    ],
+)
+def test_metadata_must_be_an_object_of_plain_values(metadata, field):
+    error = refuse(
+        jsonl({"id": "q1", "context": ["你好"], "metadata": metadata}), "jsonl", skill="chitchat"
+    )
+    assert (error.line, error.field) == (1, field)
 
 
 # --- Streaming ----------------------------------------------------------------------------

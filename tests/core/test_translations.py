@@ -147,32 +147,44 @@ def test_translations_contain_no_chinese():
     assert not leftover, "\n".join(leftover)
 
 
-def test_the_compiled_catalogue_matches_the_po_file():
-    """django.mo must be recompiled after every change to django.po (compilemessages)."""
-    with MO_PATH.open("rb") as handle:
+def stale_entries(entries: list[Entry], mo_path: Path) -> list[str]:
+    """The .po entries the compiled .mo does not answer with the same text (a language with one
+    plural form, Japanese, answers both counts with its only form)."""
+    with mo_path.open("rb") as handle:
         compiled = gettext.GNUTranslations(handle)
     stale = []
-    for entry in messages():
+    for entry in entries:
         if entry.msgid_plural is not None:
             got = [compiled.ngettext(entry.msgid, entry.msgid_plural, n) for n in (1, 2)]
-            want = [entry.msgstr[0], entry.msgstr[1]]
+            want = [entry.msgstr[0], entry.msgstr.get(1, entry.msgstr[0])]
         elif entry.msgctxt is not None:
             got, want = compiled.pgettext(entry.msgctxt, entry.msgid), entry.msgstr[0]
         else:
             got, want = compiled.gettext(entry.msgid), entry.msgstr[0]
         if got != want:
             stale.append(describe(entry))
+    return stale
+
+
+def msgfmt_check(po_path: Path) -> subprocess.CompletedProcess[str]:
+    """GNU msgfmt's format check and statistics of a catalogue (stderr holds the counts)."""
+    return subprocess.run(
+        ["msgfmt", "--check-format", "--statistics", "-o", "/dev/null", str(po_path)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "LC_ALL": "C"},
+    )
+
+
+def test_the_compiled_catalogue_matches_the_po_file():
+    """django.mo must be recompiled after every change to django.po (compilemessages)."""
+    stale = stale_entries(messages(), MO_PATH)
     assert not stale, "django.mo is out of date; run compilemessages:\n" + "\n".join(stale[:20])
 
 
 @pytest.mark.skipif(shutil.which("msgfmt") is None, reason="msgfmt (GNU gettext) is not installed")
 def test_msgfmt_accepts_the_catalogue():
-    result = subprocess.run(
-        ["msgfmt", "--check-format", "--statistics", "-o", "/dev/null", str(PO_PATH)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "LC_ALL": "C"},
-    )
+    result = msgfmt_check(PO_PATH)
     assert result.returncode == 0, result.stderr
     assert "fuzzy" not in result.stderr and "untranslated" not in result.stderr, result.stderr
 
@@ -200,6 +212,8 @@ RESEARCHER_PAGES = [
     "metrics:discriminator-list",
     "metrics:discriminator-create",
     "metrics:followup-list",
+    "judges:judge-list",
+    "judges:judge-create",
 ]
 
 
@@ -229,6 +243,33 @@ def test_researcher_pages_in_english_show_no_chinese(english_researcher, name):
     assert '<html lang="en">' in html
     leftover = untranslated_text(html)
     assert not leftover, f"untranslated text on {reverse(name)}:\n" + "\n".join(leftover)
+
+
+def test_the_backend_form_and_the_msde_rubric_page_read_in_english(english_researcher):
+    """Skill labels come from `Skill.name_en`, rubric texts from the preset's `en` entries."""
+    from annotation.models import Rubric
+
+    msde = Rubric.objects.filter(key="msde").order_by("-version").first()
+    for url in (
+        reverse("chat:backend-create"),
+        reverse("annotation:rubric-detail", args=[msde.pk]),
+    ):
+        response = english_researcher.get(url)
+        assert response.status_code == 200
+        # The rubric's JSON source (all languages) is data, shown as it is stored.
+        html = re.sub(r"<pre>.*?</pre>", "", response.content.decode(), flags=re.S)
+        leftover = untranslated_text(html)
+        assert not leftover, f"untranslated text on {url}:\n" + "\n".join(leftover)
+
+
+def test_chinese_pages_name_roles_and_rater_flags_in_words(researcher_client, researcher):
+    from annotation.templatetags.annotation_tags import flag_label
+
+    html = researcher_client.get(reverse("home")).content.decode()
+    assert '<span class="role role-researcher">研究者</span>' in html
+    assert flag_label("time_outlier_job") == "用时异常（相对本任务）"
+    template = (REPO_ROOT / "annotation/templates/annotation/job_detail.html").read_text()
+    assert "<code>{{ f.kind }}</code>" not in template and "f.kind|flag_label" in template
 
 
 def test_the_english_home_reads_in_english(english_researcher):

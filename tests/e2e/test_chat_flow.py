@@ -75,8 +75,9 @@ def test_a_worker_chats_ticks_grounding_reloads_and_finishes(run_in_browser, ser
     async def flow(page):
         seen = {}
         await page.goto(invite)
-        async with page.expect_navigation():
-            await page.get_by_role("button", name="开始对话").click()
+        async with page.expect_navigation():  # confirm the join (the login is a POST)
+            await page.get_by_role("button", name="开始", exact=True).click()
+        # ... and it lands in the chat
         seen["path"] = page.url.removeprefix(server.url)
         seen["counter"] = await page.locator("#turn-counter").inner_text()
 
@@ -156,8 +157,9 @@ def test_a_backend_failure_shows_retry_and_retry_brings_the_reply(run_in_browser
     async def flow(page):
         seen = {}
         await page.goto(invite)
-        async with page.expect_navigation():
-            await page.get_by_role("button", name="开始对话").click()
+        async with page.expect_navigation():  # confirm the join (the login is a POST)
+            await page.get_by_role("button", name="开始", exact=True).click()
+        # ... and it lands in the chat
         await page.locator("#utterance").fill("你好，你知道霸王别姬吗？")
         await page.locator("#utterance").press("Enter")
         await page.locator("#reply-failed").wait_for()
@@ -173,3 +175,51 @@ def test_a_backend_failure_shows_retry_and_retry_brings_the_reply(run_in_browser
     assert "暂时连不上模型服务" in seen["error"] and "重试" in seen["error"]
     assert seen["bubbles"] == ["你好，你知道霸王别姬吗？", "<b>不是粗体</b>，这是回复。"]
     assert seen["bold_tags"] == 0
+
+
+def test_finish_works_right_after_a_streamed_reply_without_a_reload(run_in_browser, server, model):
+    """The status bar with the finish form arrives in the stream's `saved` event: its CSRF
+    token must be the page's, or 「完成」 answers 403 until the worker reloads."""
+    backend = Backend.objects.create(
+        name="secret-chitchat",
+        adapter=Backend.Adapter.OPENAI,
+        config={"base_url": model.base_url, "model": "fake-model", "max_retries": 0},
+        timeout_s=5,
+    )
+    dataset = DatasetFactory(skill=skill("chitchat"))
+    SampleFactory(dataset=dataset, skill=skill("chitchat"), grounding={})
+    SampleFactory(dataset=dataset, skill=skill("chitchat"), grounding={})
+    campaign = Campaign.objects.create(
+        name="闲聊采集", status=Campaign.Status.ACTIVE, min_turns=1, max_turns=3
+    )
+    campaign.skills.add(skill("chitchat"))
+    campaign.datasets.add(dataset)
+    CampaignBackend.objects.create(campaign=campaign, backend=backend, alias="模型 B")
+    invite = f"{server.url}/chat/join/{campaign.invite_token}/?worker_id=e2e-csrf"
+
+    async def flow(page):
+        seen = {}
+        await page.goto(invite)
+        async with page.expect_navigation():  # confirm the join (the login is a POST)
+            await page.get_by_role("button", name="开始", exact=True).click()
+        # ... and it lands in the chat
+        await page.locator("#utterance").fill("今天天气真好。")
+        await page.locator("#utterance").press("Enter")
+        await page.locator("#turns .turn-system:not(.pending)").wait_for()
+        await page.locator("#finish-button:not([disabled])").wait_for()
+        seen["token"] = await page.locator(
+            "#chat-status input[name=csrfmiddlewaretoken]"
+        ).get_attribute("value")
+        async with page.expect_navigation():
+            await page.locator("#finish-button").click()
+        seen["url"] = page.url
+        seen["code"] = await page.locator("#completion-code").inner_text()
+        seen["continue"] = await page.locator("#continue").count()
+        return seen
+
+    seen = run_in_browser(flow)
+    assert seen["token"]
+    assert seen["url"].endswith(f"/chat/work/campaigns/{campaign.pk}/complete/")
+    assert seen["code"] == campaign.completion_code
+    assert seen["continue"] == 1  # another scenario is left: stop here or continue
+    assert Dialogue.objects.get(campaign=campaign).status == Dialogue.Status.SUBMITTED

@@ -40,7 +40,7 @@ def test_demo_users_land_on_their_role_home_pages(run_in_browser, live_server):
     seen = run_in_browser(flow)
     assert seen == {
         "researcher_h1": "研究者工作台",
-        "dataset_rows": 6,
+        "dataset_rows": Dataset.objects.count(),  # the Chinese and the Japanese demo datasets
         "samples_on_page": 20,
         "expert_h1": "专家工作台",
         "worker_h1": "我的对话任务",
@@ -67,14 +67,23 @@ def test_a_malformed_dataset_is_refused_with_the_line_and_nothing_is_stored(
         await page.set_input_files("input[name=file]", str(bad))
         await page.fill("input[name=name]", "坏文件")
         await page.select_option("select[name=skill]", "chitchat")
+        await page.click("button[type=submit].primary")
+        await page.locator("#import-error").wait_for()  # the form is posted by htmx
+        await screenshot(page, "dataset-upload-error")
+        error = await page.locator("#import-error").inner_text()
+        chosen = await page.eval_on_selector("input[name=file]", "el => el.files.length")
+        name = await page.input_value("input[name=name]")
+        # A corrected file goes in with one more click: the rest of the form was kept.
+        bad.write_text(bad.read_text(encoding="utf-8").replace(": 42", ': "好"'), encoding="utf-8")
+        await page.set_input_files("input[name=file]", str(bad))
         async with page.expect_navigation():
             await page.click("button[type=submit].primary")
-        await screenshot(page, "dataset-upload-error")
-        return await page.locator("#import-error").inner_text()
+        return error, chosen, name, page.url
 
-    error = run_in_browser(flow)
+    error, chosen, name, landed = run_in_browser(flow)
     assert "line 3" in error and "response" in error
-    assert Dataset.objects.count() == before
+    assert chosen == 1 and name == "坏文件"  # the refusal kept the form as it was
+    assert Dataset.objects.count() == before + 1 and "/chat/datasets/" in landed
 
 
 def test_a_crowdworker_joins_through_an_invite_link(run_in_browser, live_server):
@@ -84,14 +93,18 @@ def test_a_crowdworker_joins_through_an_invite_link(run_in_browser, live_server)
 
     async def flow(page):
         await page.goto(url)
+        async with page.expect_navigation():  # confirm the join (the login is a POST)
+            await page.get_by_role("button", name="开始", exact=True).click()
         await page.wait_for_load_state("networkidle")
         await screenshot(page, "home-crowdworker-joined")
         return await page.locator("h1").inner_text(), await page.locator("main").inner_text()
 
     heading, body = run_in_browser(flow)
-    assert heading == "我的对话任务"
-    assert "演示·知识对话采集" in body
-    assert campaign.participants.get().external_id == "abc123"
+    # Joining leads straight into the first dialogue, with the resume code shown once.
+    assert heading.startswith("与模型对话") and "演示·知识对话采集" in heading
+    participant = campaign.participants.get()
+    assert participant.external_id == "abc123"
+    assert participant.resume_code in body
 
 
 def test_the_interface_switches_to_english(run_in_browser, live_server):

@@ -3,10 +3,13 @@
 import pytest
 
 from annotation.models import Assignment, Rating
-from annotation.services.rating_jobs import job_create, job_open
 from chat.models import Dialogue
 from core.access import Role
-from tests.annotation.factories import CampaignFactory, dialogue_with_turns, rubric
+from tests.annotation.factories import (
+    CampaignFactory,
+    dialogue_with_turns,
+    single_rater_job,
+)
 from tests.conftest import make_user
 from tests.e2e.conftest import login, screenshot
 
@@ -33,16 +36,7 @@ def test_an_expert_reviews_then_rates_with_the_keyboard_and_answers_survive_a_re
             ("system", "是的，它改编自刘慈欣的同名小说。"),
         ],
     )
-    job = job_create(
-        name="MSDE 知识对话",
-        campaign=campaign,
-        rubric=rubric("msde"),
-        created_by=None,
-        raters=[expert],
-        raters_per_dialogue=1,
-        allow_below_minimum=True,
-    )
-    job_open(job=job)
+    job = single_rater_job(name="MSDE 知识对话", campaign=campaign, rubric_key="msde", rater=expert)
     base = live_server.url
 
     async def flow(page):
@@ -116,16 +110,9 @@ def test_yes_no_gates_come_first_on_the_seed_001_rubric(run_in_browser, live_ser
             ("system", "可以去爬山，空气好，还能锻炼身体。"),
         ],
     )
-    job = job_create(
-        name="是非题评分",
-        campaign=campaign,
-        rubric=rubric("yesno-single-turn"),
-        created_by=None,
-        raters=[expert],
-        raters_per_dialogue=1,
-        allow_below_minimum=True,
+    job = single_rater_job(
+        name="是非题评分", campaign=campaign, rubric_key="yesno-single-turn", rater=expert
     )
-    job_open(job=job)
     base = live_server.url
 
     async def flow(page):

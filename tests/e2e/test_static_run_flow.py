@@ -6,6 +6,7 @@ import pytest
 from django.core.management import call_command
 
 from chat.models import Dialogue, StaticRun
+from core.models import JobStatus
 from tests.e2e.conftest import login, screenshot
 
 pytestmark = [
@@ -63,7 +64,7 @@ def test_a_researcher_runs_both_retrieval_backends_watches_progress_and_download
     assert "演示·闲聊·两种检索" in seen["list_row"] and "12 / 12" in seen["list_row"]
     assert "检索-TFIDF" in seen["header"] and "检索-BM25" in seen["header"]
     run = StaticRun.objects.get()
-    assert run.status == StaticRun.Status.DONE
+    assert run.status == JobStatus.DONE
     lines = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 12 == Dialogue.objects.filter(static_run=run).count()
     assert {line["system"] for line in lines} == {"检索-TFIDF", "检索-BM25"}
@@ -93,11 +94,13 @@ def test_a_bad_dialogue_file_is_refused_on_the_import_page_with_its_line(
         await page.goto(f"{live_server.url}/chat/dialogues/import/")
         await page.set_input_files("input[name=file]", str(bad))
         await page.fill("input[name=campaign]", "竞赛日志")
-        async with page.expect_navigation():
-            await page.click("button[type=submit].primary")
+        await page.click("button[type=submit].primary")
+        await page.locator("#import-error").wait_for()  # the form is posted by htmx
         await screenshot(page, "dialogue-import-error")
-        return await page.locator("#import-error").inner_text()
+        chosen = await page.eval_on_selector("input[name=file]", "el => el.files.length")
+        return await page.locator("#import-error").inner_text(), chosen
 
-    error = run_in_browser(flow)
+    error, chosen = run_in_browser(flow)
+    assert chosen == 1  # the refused file is still chosen for a second try
     assert 'line 2, field \'turns[0].speaker\': expected "user" or "system"' in error
     assert not Dialogue.objects.filter(campaign__name="竞赛日志").exists()

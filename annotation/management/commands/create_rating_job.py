@@ -1,4 +1,5 @@
-"""`manage.py create_rating_job --name N --campaign C --rubric msde [--raters 3] [--open]`.
+"""`manage.py create_rating_job --name N --campaign C --rubric msde [--raters 3]
+[--sample-size 500 --sample-seed 1] [--open]`.
 
 The same validation as the job pages and `POST /api/rating-jobs/`; `--open` assigns the accepted
 dialogues to the expert pool at once.
@@ -14,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from annotation.selectors.rubrics import RubricLookupError, rubric_by_ref
-from annotation.services.assignments import RatingJobError
+from annotation.services.rating_assignments import RatingJobError
 from annotation.services.rating_jobs import job_create, job_open
 from chat.models import Campaign, StaticRun
 
@@ -32,6 +33,12 @@ class Command(BaseCommand):
         parser.add_argument("--quality", default="{}", help="rater-quality settings as JSON")
         parser.add_argument("--deadline-hours", type=int, default=72)
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--sample-size",
+            type=int,
+            help="rate only this many dialogues per system, drawn after generation (seed 001)",
+        )
+        parser.add_argument("--sample-seed", type=int, default=0, help="seed of that draw")
         parser.add_argument("--open", action="store_true", help="open and assign now")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -71,6 +78,8 @@ class Command(BaseCommand):
                     quality_settings=quality,
                     deadline_hours=options["deadline_hours"],
                     seed=options["seed"],
+                    sample_size=options["sample_size"],
+                    sample_seed=options["sample_seed"],
                 )
                 if options["open"]:
                     job = job_open(job=job)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from argparse import ArgumentParser
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.services.rating_import import RatingImportError, ratings_import
+from core.commands import input_file
 
 
 class Command(BaseCommand):
@@ -27,19 +27,13 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["path"]
-        try:
-            fileobj = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
-        except OSError as exc:
-            raise CommandError(f"cannot open {path}: {exc.strerror}") from exc
-        try:
-            result = ratings_import(
-                fileobj=fileobj, campaign_name=options["campaign"], rubric_ref=options["rubric"]
-            )
-        except RatingImportError as exc:
-            raise CommandError(f"{path}: {exc}") from exc
-        finally:
-            if fileobj is not sys.stdin.buffer:
-                fileobj.close()
+        with input_file(path) as fileobj:
+            try:
+                result = ratings_import(
+                    fileobj=fileobj, campaign_name=options["campaign"], rubric_ref=options["rubric"]
+                )
+            except RatingImportError as exc:
+                raise CommandError(f"{path}: {exc}") from exc
         created = (
             f" (new expert accounts: {', '.join(result.new_raters)})" if result.new_raters else ""
         )

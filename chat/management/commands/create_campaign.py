@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.urls import reverse
 
 from chat.models import Backend, Campaign, Dataset
 from chat.services import campaigns as services
+from core.errors import ServiceError
 
 
 def _names(value: str) -> list[str]:
@@ -74,11 +74,8 @@ class Command(BaseCommand):
                 )
                 if options["activate"]:
                     campaign = services.campaign_activate(campaign=campaign)
-        except ValidationError as exc:
-            details = "; ".join(
-                f"{field}: {' '.join(messages)}" for field, messages in exc.message_dict.items()
-            )
-            raise CommandError(details) from exc
+        except ServiceError as exc:
+            raise CommandError(str(exc)) from exc
         except TypeError as exc:
             raise CommandError(f"--options: {exc}") from exc
         link = options["base_url"].rstrip("/") + reverse(

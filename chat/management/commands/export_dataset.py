@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from chat.selectors import datasets as selectors
 from chat.services import datasets as services
+from core.commands import write_lines
 
 
 class Command(BaseCommand):
@@ -23,16 +24,10 @@ class Command(BaseCommand):
         if dataset is None:
             raise CommandError(f"no dataset named '{options['name']}'")
         lines = services.dataset_export_lines(dataset=dataset)
-        if options["output"] is None:
-            for line in lines:
-                self.stdout.write(line)
-            return
-        try:
-            with open(options["output"], "w", encoding="utf-8", newline="\n") as out:
-                for line in lines:
-                    out.write(line + "\n")
-        except OSError as exc:
-            raise CommandError(f"cannot write {options['output']}: {exc.strerror}") from exc
-        self.stdout.write(
-            self.style.SUCCESS(f"Exported {dataset.sample_count} samples to {options['output']}.")
-        )
+        write_lines(lines, options["output"], self.stdout)
+        if options["output"] is not None:
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"Exported {dataset.sample_count} samples to {options['output']}."
+                )
+            )

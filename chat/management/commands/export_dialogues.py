@@ -5,11 +5,12 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from chat.models import Dialogue, StaticRun
-from chat.selectors.dialogues import campaign_get
+from chat.management.options import campaign_and_static_run
+from chat.models import Dialogue
 from chat.services import dialogue_io
+from core.commands import write_lines
 
 
 class Command(BaseCommand):
@@ -27,31 +28,14 @@ class Command(BaseCommand):
         parser.add_argument("--output", help="file to write (default: standard output)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        campaign = campaign_get(name=options["campaign"])
-        if campaign is None:
-            raise CommandError(f"no campaign named '{options['campaign']}'")
-        static_run = None
-        if options["static_run"] is not None:
-            static_run = StaticRun.objects.filter(
-                pk=options["static_run"], campaign=campaign
-            ).first()
-            if static_run is None:
-                raise CommandError(
-                    f"campaign '{campaign.name}' has no static run {options['static_run']}"
-                )
+        campaign, static_run = campaign_and_static_run(
+            campaign_name=options["campaign"], static_run_id=options["static_run"]
+        )
         lines = dialogue_io.dialogue_export_lines(
             campaign=campaign, static_run=static_run, statuses=options["status"]
         )
-        if options["output"] is None:
-            for line in lines:
-                self.stdout.write(line)
-            return
-        count = 0
-        try:
-            with open(options["output"], "w", encoding="utf-8", newline="\n") as out:
-                for line in lines:
-                    out.write(line + "\n")
-                    count += 1
-        except OSError as exc:
-            raise CommandError(f"cannot write {options['output']}: {exc.strerror}") from exc
-        self.stdout.write(self.style.SUCCESS(f"Exported {count} dialogues to {options['output']}."))
+        count = write_lines(lines, options["output"], self.stdout)
+        if options["output"] is not None:
+            self.stdout.write(
+                self.style.SUCCESS(f"Exported {count} dialogues to {options['output']}.")
+            )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from argparse import ArgumentParser
 from typing import Any
 
@@ -11,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from chat.importers import PARSERS, DatasetImportError
 from chat.models import Language
 from chat.services import datasets as services
+from core.commands import input_file
 
 
 class Command(BaseCommand):
@@ -35,24 +35,18 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["path"]
-        try:
-            fileobj = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
-        except OSError as exc:
-            raise CommandError(f"cannot open {path}: {exc.strerror}") from exc
-        try:
-            dataset = services.dataset_import(
-                fileobj=fileobj,
-                name=options["name"],
-                source_format=options["source_format"],
-                language=options["language"],
-                skill=options["skill"],
-                description=options["description"],
-            )
-        except DatasetImportError as exc:
-            raise CommandError(f"{path}: {exc}") from exc
-        finally:
-            if fileobj is not sys.stdin.buffer:
-                fileobj.close()
+        with input_file(path) as fileobj:
+            try:
+                dataset = services.dataset_import(
+                    fileobj=fileobj,
+                    name=options["name"],
+                    source_format=options["source_format"],
+                    language=options["language"],
+                    skill=options["skill"],
+                    description=options["description"],
+                )
+            except DatasetImportError as exc:
+                raise CommandError(f"{path}: {exc}") from exc
         self.stdout.write(
             self.style.SUCCESS(
                 f"Imported {dataset.sample_count} samples into dataset '{dataset.name}'."

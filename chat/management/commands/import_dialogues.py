@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from argparse import ArgumentParser
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
 from chat.services import dialogue_io
+from core.commands import input_file
 
 
 class Command(BaseCommand):
@@ -23,19 +23,13 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["path"]
-        try:
-            fileobj = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
-        except OSError as exc:
-            raise CommandError(f"cannot open {path}: {exc.strerror}") from exc
-        try:
-            result = dialogue_io.import_dialogues(
-                fileobj=fileobj, campaign_name=options["campaign"], created_by=None
-            )
-        except dialogue_io.DialogueImportError as exc:
-            raise CommandError(f"{path}: {exc}") from exc
-        finally:
-            if fileobj is not sys.stdin.buffer:
-                fileobj.close()
+        with input_file(path) as fileobj:
+            try:
+                result = dialogue_io.dialogues_import(
+                    fileobj=fileobj, campaign_name=options["campaign"], created_by=None
+                )
+            except dialogue_io.DialogueImportError as exc:
+                raise CommandError(f"{path}: {exc}") from exc
         created = (
             f" New systems: {', '.join(result.systems_created)}." if result.systems_created else ""
         )

@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from chat.backends import BackendConfigError
 from chat.models import Backend
 from chat.services import backends as services
-from chat.services.generation import test_connection
+from chat.services.generation import backend_connection_check
 
 
 class Command(BaseCommand):
@@ -49,7 +49,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"registered backend {backend.name!r} (id {backend.pk})")
         if options["test"]:
-            result = test_connection(backend=backend)
+            result = backend_connection_check(backend=backend)
             if not result.ok:
                 raise CommandError(f"test failed after {result.latency_ms} ms: {result.error}")
             self.stdout.write(f"test ok in {result.latency_ms} ms: {result.reply}")

@@ -6,7 +6,6 @@ import time
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
@@ -15,6 +14,8 @@ from chat.selectors import static_runs as selectors
 from chat.selectors.datasets import dataset_get
 from chat.selectors.dialogues import campaign_get
 from chat.services import static_runs as services
+from core.errors import ServiceError
+from core.models import JobStatus
 
 POLL_INTERVAL_S = 1.0
 
@@ -63,11 +64,8 @@ class Command(BaseCommand):
                     seed=options["seed"],
                 )
                 services.static_run_start(run=run)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{field}: {' '.join(messages)}" for field, messages in exc.message_dict.items()
-            )
-            raise CommandError(problems) from exc
+        except ServiceError as exc:
+            raise CommandError(str(exc)) from exc
         self.stdout.write(
             f"Static run {run.pk} '{run.name}' queued: {run.progress_total} answers "
             f"({len(names)} backends), campaign '{run.campaign.name}'."
@@ -84,10 +82,10 @@ class Command(BaseCommand):
             if line != shown:
                 self.stdout.write(line)
                 shown = line
-            if run.status not in (StaticRun.Status.PENDING, StaticRun.Status.RUNNING):
+            if run.status not in (JobStatus.PENDING, JobStatus.RUNNING):
                 break
             time.sleep(POLL_INTERVAL_S)
-        if run.status != StaticRun.Status.DONE:
+        if run.status != JobStatus.DONE:
             raise CommandError(
                 f"static run {run.pk} ended {run.status}" + (f": {run.error}" if run.error else "")
             )

@@ -47,7 +47,7 @@ class Command(BaseCommand):
         try:
             config = StudyConfig(
                 level=options["level"],
-                methods=methods,  # type: ignore[arg-type]
+                methods=methods,
                 bootstrap=options["bootstrap"],
                 seed=options["seed"],
             )

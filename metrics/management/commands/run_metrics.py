@@ -16,8 +16,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from chat.models import Campaign, StaticRun
+from chat.management.options import campaign_and_static_run
 from metrics.models import JobStatus
+from metrics.scorers.registry import PRESETS
 from metrics.services import metric_runs as services
 
 POLL_SECONDS = 1.0
@@ -31,7 +32,7 @@ class Command(BaseCommand):
         parser.add_argument("--static-run", type=int, help="only this static run's answers (id)")
         which = parser.add_mutually_exclusive_group(required=True)
         which.add_argument("--metrics", help="comma-separated metric names")
-        which.add_argument("--preset", choices=sorted(services.PRESETS), help="a named metric set")
+        which.add_argument("--preset", choices=sorted(PRESETS), help="a named metric set")
         parser.add_argument(
             "--metric-settings", default="{}", help="scorer settings as a JSON object"
         )
@@ -40,18 +41,9 @@ class Command(BaseCommand):
         parser.add_argument("--wait", action="store_true", help="wait until the run ends")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        campaign = Campaign.objects.filter(name=options["campaign"]).first()
-        if campaign is None:
-            raise CommandError(f"--campaign: no campaign named {options['campaign']!r}")
-        static_run = None
-        if options["static_run"] is not None:
-            static_run = StaticRun.objects.filter(
-                pk=options["static_run"], campaign=campaign
-            ).first()
-            if static_run is None:
-                raise CommandError(
-                    f"--static-run: no static run {options['static_run']} in {campaign.name!r}"
-                )
+        campaign, static_run = campaign_and_static_run(
+            campaign_name=options["campaign"], static_run_id=options["static_run"]
+        )
         try:
             settings = json.loads(options["metric_settings"])
         except json.JSONDecodeError as exc:

@@ -11,6 +11,7 @@ from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
 from annotation.agreement import (
+    Measurement,
     UnequalRatersError,
     complete_items,
     fleiss_kappa,
@@ -57,9 +58,9 @@ def test_alpha_matches_krippendorffs_worked_example() -> None:
 
 
 @pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
-def test_alpha_matches_the_krippendorff_package_on_the_worked_example(level: str) -> None:
+def test_alpha_matches_the_krippendorff_package_on_the_worked_example(level: Measurement) -> None:
     expected = krippendorff.alpha(reliability_data=KRIPPENDORFF_2011, level_of_measurement=level)
-    assert krippendorff_alpha(KRIPPENDORFF_2011, level) == pytest.approx(expected, abs=1e-12)  # type: ignore[arg-type]
+    assert krippendorff_alpha(KRIPPENDORFF_2011, level) == pytest.approx(expected, abs=1e-12)
 
 
 @st.composite
@@ -78,14 +79,14 @@ def reliability_data(draw: st.DrawFn) -> np.ndarray:
 @settings(max_examples=60, deadline=None, database=None)
 @given(reliability_data(), st.sampled_from(["nominal", "ordinal", "interval"]))
 def test_alpha_matches_the_krippendorff_package_with_missing_ratings(
-    data: np.ndarray, level: str
+    data: np.ndarray, level: Measurement
 ) -> None:
     try:
         with np.errstate(invalid="ignore", divide="ignore"):  # the package's 0/0 gives NaN
             expected = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
     except ValueError:  # the package refuses data with fewer than two values
         expected = None
-    ours = krippendorff_alpha(data, level)  # type: ignore[arg-type]
+    ours = krippendorff_alpha(data, level)
     if expected is None or not np.isfinite(expected):
         assert ours is None
     else:

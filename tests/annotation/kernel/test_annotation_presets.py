@@ -10,7 +10,14 @@ from annotation.rubric_spec import applicable_questions, validate_spec
 
 def test_every_preset_validates_and_is_keyed_by_its_rubric_key() -> None:
     specs = preset_specs()
-    assert sorted(specs) == ["likert", "msde", "yesno-multi-turn", "yesno-single-turn"]
+    assert sorted(specs) == [
+        "dslc3-open",
+        "dslc3-situation",
+        "likert",
+        "msde",
+        "yesno-multi-turn",
+        "yesno-single-turn",
+    ]
     for key, data in specs.items():
         spec = validate_spec(data)
         assert spec.key == key
@@ -61,7 +68,7 @@ def test_single_turn_yesno_has_two_gates_then_five_categories_of_two() -> None:
     per_category: dict[str | None, int] = {}
     for q in second:
         per_category[q.category] = per_category.get(q.category, 0) + 1
-    assert per_category == {c: 2 for c in spec.categories} and len(per_category) == 5
+    assert per_category == dict.fromkeys(spec.categories, 2) and len(per_category) == 5
     assert spec.categories["relevance"]["zh-hans"] == "关联度"
 
 
@@ -81,5 +88,5 @@ def test_likert_has_the_three_seed_004_items_on_1_to_5() -> None:
 
 
 def test_an_unknown_preset_names_the_known_ones() -> None:
-    with pytest.raises(KeyError, match="presets: likert, msde"):
+    with pytest.raises(KeyError, match="presets: dslc3-open, dslc3-situation, likert, msde"):
         preset_spec("nope")

@@ -93,7 +93,7 @@ def test_it_parses_a_good_spec_with_every_question_type() -> None:
         (broken(["key"], "Demo Rubric"),
          "key: must be a slug (lowercase letters, digits, - and _; at most 60 characters)"),
         (broken(["key"], delete=True), "key: is required"),
-        (broken(["version"], 0), "version: must be an integer ≥ 1"),
+        (broken(["version"], 0), "version: must be an integer from 1 to 1000000"),
         (broken(["version"], delete=True), "version: is required"),
         (broken(["title"], "Demo"),
          "title: must be an object mapping a language (zh-hans, en, ja) to text"),
@@ -164,7 +164,7 @@ def test_it_reports_every_problem_at_once() -> None:
     spec["questions"][0]["max"] = -1
     spec["questions"][3]["type"] = "multiple"
     assert errors_of(spec) == [
-        "version: must be an integer ≥ 1",
+        "version: must be an integer from 1 to 1000000",
         "questions[0].max: must be greater than min",
         "questions[3].type: must be one of scale, likert, yesno, choice, text",
     ]

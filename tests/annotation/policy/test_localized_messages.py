@@ -5,13 +5,9 @@ import pytest
 from django.utils import translation
 
 from annotation.rubric_spec import AnswerError
-from annotation.services.assignments import (
-    IncompleteError,
-    RatingJobError,
-    RatingRuleError,
-    answer_error_text,
-)
+from annotation.services.rating_assignments import RatingJobError
 from annotation.services.rating_jobs import job_create
+from annotation.services.ratings import IncompleteError, RatingRuleError, answer_error_text
 from tests.annotation.factories import CampaignFactory, experts, rubric
 
 

@@ -9,12 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from annotation.models import Assignment, JobRater, Review
-from annotation.services.assignments import (
+from annotation.services.rating_assignments import (
     Need,
+    assignments_expire_overdue,
     assignments_generate,
-    expire_overdue,
+    assignments_plan,
     order_key,
-    plan_assignments,
     rater_block,
     rater_unblock,
 )
@@ -42,7 +42,7 @@ def scenarios(draw, with_exclusions: bool):
 
 
 def _loads(plan, raters):
-    loads = Counter({r: 0 for r in raters})
+    loads = Counter(dict.fromkeys(raters, 0))
     loads.update(r for _, r in plan.new)
     return loads
 
@@ -51,7 +51,7 @@ def _loads(plan, raters):
 @settings(max_examples=200)
 def test_without_exclusions_each_dialogue_gets_k_raters_and_loads_differ_by_at_most_one(case):
     needs, raters, k, seed = case
-    plan = plan_assignments(needs=needs, raters=raters, loads={}, seed=seed)
+    plan = assignments_plan(needs=needs, raters=raters, loads={}, seed=seed)
     per_dialogue = defaultdict(list)
     for dialogue, rater in plan.new:
         per_dialogue[dialogue].append(rater)
@@ -66,7 +66,7 @@ def test_without_exclusions_each_dialogue_gets_k_raters_and_loads_differ_by_at_m
 @settings(max_examples=300)
 def test_with_exclusions_nobody_excluded_rates_and_no_move_could_balance_better(case):
     needs, raters, k, seed = case
-    plan = plan_assignments(needs=needs, raters=raters, loads={}, seed=seed)
+    plan = assignments_plan(needs=needs, raters=raters, loads={}, seed=seed)
     per_dialogue = defaultdict(set)
     for dialogue, rater in plan.new:
         assert rater not in per_dialogue[dialogue], "a rater twice on one dialogue"
@@ -181,7 +181,7 @@ def test_expired_items_go_to_a_rater_who_never_held_them():
     job = _job(campaign, pool, k=2, deadline_hours=24)
     before = set(_active(job).values_list("rater_id", flat=True))
     assert len(before) == 2
-    expired = expire_overdue(job=job, now=timezone.now() + timedelta(hours=25))
+    expired = assignments_expire_overdue(job=job, now=timezone.now() + timedelta(hours=25))
     assert expired == 2
     after = set(_active(job).values_list("rater_id", flat=True))
     assert len(after) == 2 and not after & before
@@ -212,21 +212,6 @@ def test_blocking_a_rater_returns_their_open_items_to_the_pool():
     # Unblocked, the rater takes back a share of the items not started yet (never their old ones).
     regained = set(_active(job).filter(rater=blocked).values_list("dialogue_id", flat=True))
     assert not regained & held
-
-
-@pytest.mark.django_db
-def test_a_late_rater_gets_a_share_of_unstarted_items():
-    campaign = CampaignFactory()
-    pool = experts(3)
-    for _ in range(6):
-        dialogue_with_turns(campaign=campaign)
-    job = _job(campaign, pool, k=2)
-    from annotation.services.rating_jobs import job_raters_add
-
-    (late,) = experts(1, prefix="late")
-    job_raters_add(job=job, raters=[late])
-    loads = Counter(_active(job).values_list("rater_id", flat=True))
-    assert loads[late.pk] == 3 and set(loads.values()) == {3}
 
 
 @pytest.mark.django_db

@@ -237,3 +237,54 @@ def test_the_annotation_page_shows_the_rubric_in_english_for_english_readers():
     html = client.get(reverse("annotation:annotate-item", args=[assignment.pk])).content.decode()
     assert "Information richness" in html and "Poor: no knowledge is mentioned." in html
     assert "丰富度" not in html
+
+
+@pytest.mark.django_db
+def test_submitting_with_unanswered_questions_warns_then_a_seed_001_item_may_be_confirmed():
+    job, dialogue, (rater,) = _open_job("yesno-single-turn")
+    assignment = Assignment.objects.get(job=job)
+    client = _client(rater)
+    answer_url = reverse("annotation:annotate-answer", args=[assignment.pk])
+    turn = model_turns(dialogue)[0].pk
+    client.post(answer_url, {"question": "grammatical", "value": "1", "turn": turn})
+    submit_url = reverse("annotation:annotate-submit", args=[assignment.pk])
+    warned = client.post(submit_url)
+    assert warned.status_code == 400
+    html = warned.content.decode()
+    assert 'id="unanswered-warning"' in html and "未回答的问题计 0 分" in html
+    assert 'name="confirm_unanswered"' in html
+    assignment.refresh_from_db()
+    assert assignment.status != Assignment.Status.SUBMITTED
+    confirmed = client.post(submit_url, {"confirm_unanswered": "1"})
+    assert confirmed.status_code == 302
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.SUBMITTED
+
+
+@pytest.mark.django_db
+def test_a_mean_based_rubric_cannot_be_submitted_with_unanswered_questions_even_confirmed():
+    job, _, (rater,) = _open_job()
+    assignment = Assignment.objects.get(job=job)
+    client = _client(rater)
+    submit_url = reverse("annotation:annotate-submit", args=[assignment.pk])
+    refused = client.post(submit_url, {"confirm_unanswered": "1"})
+    assert refused.status_code == 400
+    html = refused.content.decode()
+    assert "本评分表要求回答全部问题后才能提交" in html and 'name="confirm_unanswered"' not in html
+    assignment.refresh_from_db()
+    assert assignment.status != Assignment.Status.SUBMITTED
+
+
+@pytest.mark.django_db
+def test_the_job_page_counts_the_reviews_of_its_own_campaign_only(researcher_client):
+    job, _, _ = _open_job()
+    elsewhere = CampaignFactory()
+    for _ in range(3):
+        dialogue_with_turns(campaign=elsewhere, status=Dialogue.Status.ACCEPTED)
+    dialogue_with_turns(campaign=elsewhere, status=Dialogue.Status.REJECTED)
+    dialogue_with_turns(campaign=job.campaign, status=Dialogue.Status.SUBMITTED)
+
+    page = researcher_client.get(reverse("annotation:job-detail", args=[job.pk])).content.decode()
+    assert "待审核 1 · 已通过 1 · 已退回 0" in page
+    overall = researcher_client.get(reverse("annotation:job-list")).content.decode()
+    assert "待审核 1 · 已通过 4 · 已退回 1" in overall

@@ -8,12 +8,6 @@ from django.utils import timezone
 
 from annotation.models import Assignment, GoldItem, JobRater, Rating
 from annotation.rater_quality import FlagKind
-from annotation.services.assignments import (
-    RatingJobError,
-    assignment_submit,
-    next_assignment,
-    rating_save,
-)
 from annotation.services.quality import (
     Onboarding,
     QualitySettings,
@@ -21,7 +15,9 @@ from annotation.services.quality import (
     job_flags,
     onboarding_result,
 )
+from annotation.services.rating_assignments import RatingJobError, assignment_next
 from annotation.services.rating_jobs import gold_item_set, job_create, job_open
+from annotation.services.ratings import assignment_submit, rating_save
 from tests.annotation.factories import CampaignFactory, dialogue_with_turns, experts, rubric
 
 
@@ -77,17 +73,17 @@ def test_a_rater_must_pass_onboarding_before_real_items_and_a_failure_frees_thei
     assert not Assignment.objects.filter(job=job, kind="real").exists()
     for rater, answers in ((good, (2, 2, 1)), (bad, (0, 0, 0))):
         for _ in screening:
-            item = next_assignment(job=job, rater=rater)
+            item = assignment_next(job=job, rater=rater)
             assert item.kind == Assignment.Kind.ONBOARDING
             _rate(item, rater, *answers)
     assert onboarding_result(job=job, rater=good)[0] == Onboarding.PASSED
     assert onboarding_result(job=job, rater=bad) == (Onboarding.FAILED, 0.0)
     assert JobRater.objects.get(job=job, rater=bad).state == JobRater.State.FAILED_SCREENING
-    assert next_assignment(job=job, rater=bad) is None
+    assert assignment_next(job=job, rater=bad) is None
     real_items = Assignment.objects.filter(job=job, kind="real")
     assert set(real_items.values_list("dialogue_id", flat=True)) == {d.pk for d in real}
     assert set(real_items.values_list("rater_id", flat=True)) == {good.pk}
-    assert next_assignment(job=job, rater=good).kind == Assignment.Kind.REAL
+    assert assignment_next(job=job, rater=good).kind == Assignment.Kind.REAL
 
 
 @pytest.mark.django_db
@@ -173,7 +169,7 @@ def test_gold_answers_are_validated_against_the_rubric():
 
 @pytest.mark.django_db
 def test_expired_screening_items_are_given_back_to_the_same_rater():
-    from annotation.services.assignments import expire_overdue
+    from annotation.services.rating_assignments import assignments_expire_overdue
 
     campaign = CampaignFactory()
     (rater,) = experts(1)
@@ -182,8 +178,8 @@ def test_expired_screening_items_are_given_back_to_the_same_rater():
     job = _job(campaign, [rater], deadline_hours=1)
     gold_item_set(job=job, dialogue=screening, purpose="onboarding", answers=GOLD)
     job_open(job=job)
-    expire_overdue(job=job, now=timezone.now() + timedelta(hours=2))
-    item = next_assignment(job=job, rater=rater)
+    assignments_expire_overdue(job=job, now=timezone.now() + timedelta(hours=2))
+    item = assignment_next(job=job, rater=rater)
     assert item is not None and item.kind == Assignment.Kind.ONBOARDING
     assert item.status == Assignment.Status.PENDING
     assert item.due_at > timezone.now()

@@ -9,13 +9,13 @@ from django.db import connection
 from annotation.models import Assignment, Rating
 from annotation.rubric_spec import AnswerError
 from annotation.selectors.rating import model_turns
-from annotation.services.assignments import (
+from annotation.services.rating_jobs import job_create, job_open
+from annotation.services.ratings import (
     IncompleteError,
     assignment_submit,
     missing_answers,
     rating_save,
 )
-from annotation.services.rating_jobs import job_create, job_open
 from tests.annotation.factories import CampaignFactory, dialogue_with_turns, experts, rubric
 
 

@@ -84,7 +84,7 @@ def test_export_human_scores_at_system_level_has_means_and_ranks(job, tmp_path):
                  "--output", str(out), stdout=io.StringIO())  # fmt: skip
     rows = read_csv(out)
     assert list(rows[0]) == ["unit", "skill", "dimension", "mean", "std", "n", "ci_low",
-                             "ci_high", "rank"]  # fmt: skip
+                             "ci_high", "n_incomplete", "n_unanswered", "rank"]  # fmt: skip
     table = {(r["unit"], r["dimension"]): r for r in rows}
     # A: info dialogue means 2 and 1 → 1.5 (n 2, std 0.7071); B: 0.5
     assert float(table[("系统A", "info")]["mean"]) == pytest.approx(1.5)
@@ -103,7 +103,8 @@ def test_export_human_scores_at_dialogue_level_names_dialogues_by_external_id(jo
     call_command("export_human_scores", "--campaign", "导出活动", "--job", "MSDE 评分",
                  "--level", "dialogue", "--output", str(out), stdout=io.StringIO())  # fmt: skip
     rows = read_csv(out)
-    assert list(rows[0]) == ["unit", "skill", "dimension", "mean", "std", "n", "ci_low", "ci_high"]
+    assert list(rows[0]) == ["unit", "skill", "dimension", "mean", "std", "n", "ci_low", "ci_high",
+                             "n_incomplete", "n_unanswered"]  # fmt: skip
     units = {r["unit"] for r in rows}
     unnamed = job.campaign.dialogues.get(external_id="")
     assert units == {"k-1", "k-3", f"d{unnamed.pk}"}
@@ -118,7 +119,8 @@ def test_aggregates_export_as_jsonl_too(job, tmp_path):
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     info_b = next(r for r in rows if r["unit"] == "系统B" and r["dimension"] == "info")
     assert info_b == {"unit": "系统B", "skill": "knowledge", "dimension": "info", "mean": 0.5,
-                      "std": None, "n": 1, "ci_low": None, "ci_high": None, "rank": 2}  # fmt: skip
+                      "std": None, "n": 1, "ci_low": None, "ci_high": None, "n_incomplete": 0,
+                      "n_unanswered": 0, "rank": 2}  # fmt: skip
 
 
 def test_a_campaign_with_several_jobs_needs_job(job, tmp_path):
@@ -132,3 +134,72 @@ def test_a_campaign_with_several_jobs_needs_job(job, tmp_path):
     with pytest.raises(CommandError, match="belongs to campaign '导出活动', not 'other'"):
         call_command("export_ratings", "--job", "MSDE 评分", "--campaign", "other", "--what",
                      "raw", "--format", "csv", "--output", str(tmp_path / "x.csv"))  # fmt: skip
+
+
+OVERALL_ONLY = {
+    "key": "overall-only",
+    "version": 1,
+    "title": {"en": "Overall"},
+    "questions": [
+        {
+            "key": "overall",
+            "type": "likert",
+            "points": 5,
+            "level": "dialogue",
+            "label": {"en": "Overall, how good was the dialogue?"},
+        }
+    ],
+}
+
+
+def test_a_question_keyed_overall_is_refused_while_the_rubric_has_an_overall_score():
+    from annotation.rubric_spec import RubricSpecError, validate_spec
+
+    with pytest.raises(RubricSpecError) as caught:
+        validate_spec(OVERALL_ONLY | {"overall": "mean"})
+    assert caught.value.errors[0][0] == "questions[0].key"
+    assert '"overall" names the rubric\'s overall score (overall: "mean")' in str(caught.value)
+    with pytest.raises(RubricSpecError):
+        validate_spec(OVERALL_ONLY)  # "overall" defaults to "mean"
+
+
+def test_an_overall_only_rubric_exports_one_row_per_system_with_plain_ranks(tmp_path):
+    from annotation.models import RatingJob
+    from annotation.services.rubrics import rubric_create
+
+    rubric = rubric_create(spec=OVERALL_ONLY | {"overall": "none"})
+    campaign = CampaignFactory(name="总体评分")
+    job = RatingJob.objects.create(
+        name="overall", campaign=campaign, rubric=rubric, status=RatingJob.Status.OPEN
+    )
+    for name, score in (("S1", 5), ("S2", 3), ("S3", 4)):
+        dialogue = dialogue_with_turns(campaign, BackendFactory(name=name))
+        rate(job, dialogue, "r1", {"overall": score})
+    out = tmp_path / "system.csv"
+    call_command("export_human_scores", "--campaign", "总体评分", "--level", "system",
+                 "--output", str(out), stdout=io.StringIO())  # fmt: skip
+    rows = read_csv(out)
+    # one row per system (not two), and ranks 1, 2, 3 (not 1, 1, 3, 3, 5, 5)
+    assert sorted((r["unit"], r["dimension"], r["rank"]) for r in rows) == [
+        ("S1", "overall", "1"),
+        ("S2", "overall", "3"),
+        ("S3", "overall", "2"),
+    ]
+
+
+def test_the_migration_releases_the_overall_key_of_stored_rubrics():
+    import importlib
+
+    from django.apps import apps
+
+    from annotation.models import Rubric
+
+    stored = Rubric.objects.create(key="old-overall", version=1, spec=OVERALL_ONLY, title={})
+    untouched = Rubric.objects.get(key="msde", version=1)
+    migration = importlib.import_module("annotation.migrations.0004_overall_key_reserved")
+    migration.release_overall_key(apps, None)
+    stored.refresh_from_db()
+    assert (
+        stored.spec["overall"] == "none" and stored.spec["questions"] == OVERALL_ONLY["questions"]
+    )
+    assert Rubric.objects.get(pk=untouched.pk).spec == untouched.spec

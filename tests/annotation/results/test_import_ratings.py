@@ -221,3 +221,36 @@ def test_the_command_imports_and_reports_errors(campaign, tmp_path):
     bad.write_text(GOOD_MSDE.replace("d1,bob,know,0", "d1,bob,know,7"), encoding="utf-8")
     with pytest.raises(CommandError, match=r"bad.csv: row 9, column 'value'"):
         call_command("import_ratings", str(bad), "--campaign", "已评对话", "--rubric", "msde")
+
+
+HALF_POINT_RUBRIC = {
+    "key": "half-likert",
+    "version": 1,
+    "title": {"en": "Overall quality, half points"},
+    "questions": [
+        {
+            "key": "quality",
+            "type": "likert",
+            "points": 5,
+            "step": 0.5,
+            "level": "dialogue",
+            "label": {"en": "Quality"},
+        }
+    ],
+}
+
+
+def test_a_rubric_with_step_half_imports_half_points_and_refuses_quarter_points(campaign):
+    from annotation.services.rubrics import rubric_create
+
+    rubric_create(spec=HALF_POINT_RUBRIC)
+    text = "dialogue_id,rater,question,value\nd1,ann,quality,1.5\nd2,ann,quality,3.5\n"
+    result = run(text, rubric="half-likert")
+    assert result.ratings == 2
+    assert sorted(Rating.objects.values_list("value", flat=True)) == [1.5, 3.5]
+    with pytest.raises(RatingImportError) as caught:
+        run(text.replace("3.5", "3.25"), rubric="half-likert")
+    assert (
+        "row 3, column 'value': quality: expected a number from 1 to 5 in steps of 0.5, "
+        "got '3.25'" in str(caught.value)
+    )

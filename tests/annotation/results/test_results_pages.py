@@ -39,7 +39,12 @@ def test_the_results_partial_shows_agreement_deviation_scores_and_charts(researc
     assert response.status_code == 200
     html = response.content.decode()
     assert "<html" not in html  # a partial for the job page
-    assert 'id="agreement"' in html and "<code>relevance_content</code>" in html
+    # Labels on the page, keys only in the files (and a tooltip).
+    assert 'id="agreement"' in html and "<code>relevance_content</code>" not in html
+    assert 'title="relevance_content"' in html
+    assert "<code>overall</code>" not in html and "总体" in html
+    # The reversed question says what its score counts (the share of acceptable replies).
+    assert "（得分 = 回答“否”的比例）" in html
     deviation = html[html.index('id="rater-deviation"') :]
     flagged = deviation[deviation.index('class="flagged"') :]
     assert "contrarian" in flagged[:200]
@@ -162,3 +167,49 @@ def test_a_job_without_ratings_shows_empty_tables(researcher_client):
     response = researcher_client.get(results_url(job), HTTP_HX_REQUEST="true")
     assert response.status_code == 200
     assert "还没有已提交的评分。" in response.content.decode()
+
+
+def test_systems_with_fewer_raters_than_the_rubric_asks_are_warned_about(researcher_client):
+    """Seed 001 single-turn asks for ≥ 3 raters: a system rated by two is named on the page."""
+    job = job_for("yesno-single-turn", name="评分人不足")
+    full, thin = BackendFactory(name="FullBot"), BackendFactory(name="ThinBot")
+    for backend, raters in ((full, 3), (thin, 2)):
+        item = dialogue_with_turns(job.campaign, backend)
+        for r in range(raters):
+            rate(job, item, f"{backend.name}-r{r}", single(8))
+    html = researcher_client.get(results_url(job), HTTP_HX_REQUEST="true").content.decode()
+    warning = html[html.index('id="rater-shortfalls"') :]
+    assert "至少 3 位评分人" in warning[:600]
+    assert "ThinBot：2 位评分人" in warning and "FullBot" not in warning[: warning.index("</div>")]
+
+
+def test_no_shortfall_warning_when_every_system_has_enough_raters(researcher_client, job):
+    html = researcher_client.get(results_url(job), HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="rater-shortfalls"' not in html
+
+
+def test_the_results_show_the_pooled_yes_no_kappa_under_both_gate_conventions(
+    researcher_client, job
+):
+    html = researcher_client.get(results_url(job), HTTP_HX_REQUEST="true").content.decode()
+    table = html[html.index('id="pooled-kappa"') :]
+    assert 'data-convention="missing"' in table and 'data-convention="zero"' in table
+    assert "计为 0（与得分一致）" in table and "这是本平台的解释" in table
+
+
+@pytest.mark.parametrize(
+    ("url", "field", "detail"),
+    [
+        ("human-scores/?level=system", "level", "level: must be dialogue or turn"),
+        ("export/?what=everything", "what", "what: must be one of"),
+        ("export/?fmt=xml", "fmt", "fmt: must be one of"),
+    ],
+)
+def test_a_refused_query_parameter_answers_in_the_one_error_shape(
+    researcher_client, job, url, field, detail
+):
+    response = researcher_client.get(f"/api/rating-jobs/{job.pk}/{url}")
+    assert response.status_code == 400
+    body = response.json()
+    assert body["field"] == field and body["detail"].startswith(detail)
+    assert {"line", "row", "column", "errors"} <= set(body)

@@ -124,3 +124,26 @@ def test_only_submitted_dialogues_are_reviewed():
     dialogue = dialogue_with_turns(status=Dialogue.Status.IN_PROGRESS)
     with pytest.raises(ReviewError, match="只有已提交的对话可以审核"):
         review_submit(dialogue=dialogue, reviewer=expert, decision="accept")
+
+
+@pytest.mark.django_db
+def test_a_rejection_reads_in_the_language_the_campaign_fixes_for_its_workers():
+    (reviewer,) = experts(1, prefix="ja-rev")
+    japanese = dialogue_with_turns(
+        campaign=CampaignFactory(interface_language="ja"), status=Dialogue.Status.SUBMITTED
+    )
+    review_submit(
+        dialogue=japanese,
+        reviewer=reviewer,
+        decision=R,
+        reasons=["fluent", "knowledge"],
+        comment="もう少し自然に話してください。",
+    )
+    japanese.refresh_from_db()
+    assert japanese.rejection_reason == (
+        "流暢でない；知識の使い方が不正確 — もう少し自然に話してください。"
+    )
+    default = dialogue_with_turns(status=Dialogue.Status.SUBMITTED)
+    review_submit(dialogue=default, reviewer=reviewer, decision=R, reasons=["fluent"])
+    default.refresh_from_db()
+    assert default.rejection_reason == "表达不流畅 (Not fluent)"

@@ -73,6 +73,25 @@ def test_the_structured_editor_creates_a_rubric(researcher_client):
     }  # fmt: skip
 
 
+def test_the_structured_editor_takes_a_step_and_the_detail_page_shows_it(researcher_client):
+    url = reverse("annotation:rubric-create")
+    response = researcher_client.post(
+        url, form_post(**{"q-3-min": "1", "q-3-max": "5", "q-3-step": "0.5"})
+    )
+    assert response.status_code == 302
+    rubric = Rubric.objects.get(key="fluency")
+    assert rubric.spec["questions"][0]["step"] == 0.5
+    html = researcher_client.get(reverse("annotation:rubric-detail", args=[rubric.pk])).content
+    assert "1–5 （步长 0.5）" in html.decode()
+    bad = researcher_client.post(
+        url, form_post(**{"key": "other", "q-3-max": "2", "q-3-step": "0.75"})
+    )
+    assert bad.status_code == 400
+    html = bad.content.decode()
+    step_field = html[html.index('id="q-3-step"') :]
+    assert "questions[0].step: must divide the range 0..2 into whole steps" in step_field[:600]
+
+
 def test_a_broken_form_is_refused_with_the_message_next_to_the_field(researcher_client):
     response = researcher_client.post(
         reverse("annotation:rubric-create"), form_post(**{"q-3-max": "0", "q-3-key": "Bad"})
@@ -197,3 +216,21 @@ def test_only_researchers_use_the_rubric_builder(request, client_name):
     ):
         assert client.get(url).status_code == 403, url
     assert client.post("/api/rubrics/", {}, content_type="application/json").status_code == 403
+
+
+def test_the_detail_page_lists_half_point_level_definitions_in_order(researcher_client):
+    from annotation.services.rubrics import rubric_create
+
+    rubric = rubric_create(
+        spec={
+            "key": "half", "version": 1, "title": {"en": "Half"},
+            "questions": [{"key": "quality", "type": "likert", "points": 5, "step": 0.5,
+                           "level": "dialogue", "label": {"en": "Quality"},
+                           "levels": {"5": {"en": "great"}, "2.5": {"en": "so-so"},
+                                      "1": {"en": "poor"}}}],
+        }
+    )  # fmt: skip
+    response = researcher_client.get(reverse("annotation:rubric-detail", args=[rubric.pk]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert html.index("poor") < html.index("so-so") < html.index("great")

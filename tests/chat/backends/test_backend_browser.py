@@ -57,7 +57,9 @@ def test_register_an_endpoint_and_test_the_connection(run_in_browser, live_serve
 
         seen = run_in_browser(flow)
         sent = server.requests[-1].json
-    assert seen["rows"] == 2  # the two demo retrieval backends
+    # The demo retrieval backends: three Chinese (good, baseline, streamed), two Japanese; and
+    # the rated study's two imported systems (knowledge template, random reply).
+    assert seen["rows"] == 7
     assert "不是合法的 JSON" in seen["json_error"]
     assert "没有设置 NOT_SET_IN_TESTS_VAR" in seen["env_state"]
     assert seen["h1"].startswith("本地 vLLM")

@@ -85,7 +85,7 @@ class _Recorder:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.0"
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers["Content-Length"])
                 recorder.received.append(json.loads(self.rfile.read(length)))
                 recorder.headers.append(dict(self.headers))

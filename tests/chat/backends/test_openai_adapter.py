@@ -24,7 +24,7 @@ GROUNDING = {"knowledge": [["霸王别姬", "导演", "陈凯歌"]], "goal": ["S
 
 def _backend(server: FakeOpenAI, **extra: object) -> Backend:
     config = {"base_url": server.base_url, "model": "fake-model", "max_retries": 2}
-    config.update(extra.pop("config", {}))  # type: ignore[arg-type]
+    config.update(extra.pop("config", {}))
     fields = {"timeout_s": 5.0, "concurrency_limit": 4, **extra}
     return Backend(name=f"openai-{id(config)}", adapter="openai", config=config, **fields)
 

@@ -8,8 +8,8 @@ import pytest
 from chat.backends.textindex import TextIndex, char_ngrams, word_ngrams
 from chat.models import Backend
 from chat.services.generation import BackendError, build_request, complete_reply_sync
-from core.demo import demo_load
 from tests.chat.factories import DatasetFactory, SampleFactory
+from workspace.demo import demo_load
 
 pytestmark = pytest.mark.django_db
 
@@ -36,9 +36,9 @@ def _dataset(name: str = "检索测试"):
     return dataset
 
 
-def _ask(backend: Backend, text: str) -> str:
+def _ask(backend: Backend, text: str, skill: str = "chitchat") -> str:
     request = build_request(
-        backend=backend, skill="chitchat", language="zh", grounding={}, history=[("user", text)]
+        backend=backend, skill=skill, language="zh", grounding={}, history=[("user", text)]
     )
     return complete_reply_sync(backend=backend, request=request).text
 
@@ -93,7 +93,7 @@ def test_the_demo_retrieval_backends_answer_from_the_knowledge_dialogues() -> No
     demo_load()
     for name in ("检索-TFIDF", "检索-BM25"):
         backend = Backend.objects.get(name=name)
-        reply = _ask(backend, "《霸王别姬》是讲京剧的吧？")
+        reply = _ask(backend, "《霸王别姬》是讲京剧的吧？", skill="knowledge")
         assert "京剧" in reply, (name, reply)
 
 
@@ -119,3 +119,67 @@ def test_bm25_scores_follow_okapi() -> None:
     idf_a = np.log(1 + (n - 2 + 0.5) / (2 + 0.5))
     expected = idf_a * 3 * 2.2 / (3 + 1.2 * (1 - 0.75 + 0.75 * 4 / avg))
     assert index.scores("a")[1] == pytest.approx(expected)
+
+
+def test_leave_one_out_never_answers_a_dialogue_with_its_own_reference() -> None:
+    dataset = _dataset("检索-留一")
+    backend = Backend.objects.create(
+        name="检索-留一",
+        adapter="retrieval",
+        config={"method": "bm25", "dataset": dataset.name, "leave_one_out": True},
+    )
+    request = build_request(
+        backend=backend,
+        skill="chitchat",
+        language="zh",
+        grounding={},
+        history=[("user", "你好"), ("system", TOPICS[2][0])],
+    )
+    reply = complete_reply_sync(backend=backend, request=request).text
+    assert reply != TOPICS[2][1]
+    assert reply in {reference for _context, reference in TOPICS if reference}
+
+
+def test_pooled_corpus_and_pacing_are_validated_when_a_backend_is_saved() -> None:
+    from chat.backends.errors import BackendConfigError
+    from chat.services.backends import backend_create
+
+    pooled = backend_create(
+        name="检索-全库",
+        adapter="retrieval",
+        config={"method": "tfidf", "dataset": "*", "same_skill": True, "use_grounding": True},
+    )
+    assert pooled.config["dataset"] == "*"
+    with pytest.raises(BackendConfigError) as caught:
+        backend_create(
+            name="检索-负速",
+            adapter="retrieval",
+            config={"method": "tfidf", "dataset": "*", "stream_chars_per_s": -1},
+        )
+    assert caught.value.field == "config.stream_chars_per_s"
+    with pytest.raises(BackendConfigError) as caught:
+        backend_create(
+            name="检索-布尔",
+            adapter="retrieval",
+            config={"method": "tfidf", "dataset": "*", "use_grounding": "yes"},
+        )
+    assert caught.value.field == "config.use_grounding"
+
+
+@pytest.mark.django_db
+def test_a_reply_checks_the_dataset_with_index_lookups_and_reloads_when_it_changes(
+    django_assert_num_queries,
+) -> None:
+    from chat.backends import retrieval
+    from chat.models import Dataset, Sample
+    from tests.chat.static_runs.helpers import make_dataset
+
+    dataset = make_dataset(name="检索缓存", n=4)
+    first = retrieval._load_corpus("检索缓存")
+    with django_assert_num_queries(2):  # two index lookups: no COUNT/MAX over its samples
+        assert retrieval._load_corpus("检索缓存") is first
+    # A re-import changes the dataset's sample count: the corpus is loaded again.
+    Sample.objects.filter(dataset=dataset, index=3).delete()
+    Dataset.objects.filter(pk=dataset.pk).update(sample_count=3)
+    again = retrieval._load_corpus("检索缓存")
+    assert again is not first and len(again.responses) == 3

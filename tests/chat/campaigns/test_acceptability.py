@@ -6,8 +6,8 @@ from django.test import override_settings
 from django.utils import translation
 
 from chat.models import Dialogue
-from chat.services.acceptability import check_utterance, record_violation
-from chat.services.assignment import assign_next
+from chat.services.acceptability import utterance_check, violation_record
+from chat.services.scenario_assignment import scenario_assign_next
 from tests.chat.campaigns.factories import participant, study
 from tests.chat.factories import TurnFactory
 
@@ -24,7 +24,7 @@ GROUNDING = {
 
 def _dialogue(language: str = "zh", **rules) -> Dialogue:
     campaign = study(acceptability=rules)
-    dialogue = assign_next(participant=participant(campaign))
+    dialogue = scenario_assign_next(participant=participant(campaign))
     Dialogue.objects.filter(pk=dialogue.pk).update(language=language, grounding=GROUNDING)
     dialogue.refresh_from_db()
     return dialogue
@@ -32,7 +32,7 @@ def _dialogue(language: str = "zh", **rules) -> Dialogue:
 
 def _codes(dialogue: Dialogue, text: str) -> list[str]:
     return [
-        v.code for v in check_utterance(campaign=dialogue.campaign, dialogue=dialogue, text=text)
+        v.code for v in utterance_check(campaign=dialogue.campaign, dialogue=dialogue, text=text)
     ]
 
 
@@ -86,6 +86,25 @@ def test_pasting_a_knowledge_triple_or_a_long_piece_of_the_grounding_is_refused(
     assert _codes(_dialogue(reject_grounding_copy=False), "流浪地球 导演 郭帆") == []
 
 
+def test_a_japanese_worker_may_name_a_long_topic_but_not_paste_its_facts():
+    dialogue = _dialogue("ja")
+    Dialogue.objects.filter(pk=dialogue.pk).update(
+        grounding={
+            "knowledge": [
+                ["千と千尋の神隠し", "監督", "宮崎駿"],
+                ["千と千尋の神隠し", "受賞", "第52回ベルリン国際映画祭 金熊賞"],
+            ],
+            "goal": ["START", "千と千尋の神隠し", "宮崎駿"],
+        }
+    )
+    dialogue.refresh_from_db()
+    assert _codes(dialogue, "『千と千尋の神隠し』を見たことはありますか？") == []
+    assert _codes(dialogue, "千と千尋の神隠し 監督 宮崎駿") == ["grounding_copy"]
+    assert _codes(dialogue, "実は第52回ベルリン国際映画祭 金熊賞を取ったんです") == [
+        "grounding_copy"
+    ]
+
+
 def test_safety_words_match_case_insensitively_after_nfkc_and_latin_ones_as_whole_words():
     dialogue = _dialogue("en", safety_words=["idiot", "傻瓜"])
     assert "unsafe" in _codes(dialogue, "You are an IDIOT, really")
@@ -99,7 +118,7 @@ def test_messages_are_in_the_workers_language_and_name_the_problem():
     with translation.override("zh-hans"):
         messages = [
             v.message
-            for v in check_utterance(campaign=dialogue.campaign, dialogue=dialogue, text="笨蛋")
+            for v in utterance_check(campaign=dialogue.campaign, dialogue=dialogue, text="笨蛋")
         ]
     assert messages == ["这句话太短了：请至少写 5 个字。", "内容包含不允许使用的词语「笨蛋」。"]
 
@@ -124,7 +143,7 @@ def test_messages_are_translated_through_the_catalogue(tmp_path, settings):
     with override_settings(LOCALE_PATHS=[str(tmp_path)]), translation.override("en"):
         messages = [
             v.message
-            for v in check_utterance(
+            for v in utterance_check(
                 campaign=dialogue.campaign, dialogue=dialogue, text="NO WAY MATE"
             )
         ]
@@ -137,13 +156,13 @@ def test_messages_are_translated_through_the_catalogue(tmp_path, settings):
 def test_repeated_violations_flag_the_worker_at_the_threshold():
     campaign = study(acceptability={"flag_threshold": 3})
     worker = participant(campaign)
-    assert [record_violation(participant=worker) for _ in range(4)] == [False, False, True, True]
+    assert [violation_record(participant=worker) for _ in range(4)] == [False, False, True, True]
     worker.refresh_from_db()
     assert worker.flagged and worker.violations == 4
-    assert assign_next(participant=worker) is None
+    assert scenario_assign_next(participant=worker) is None
 
 
 def test_a_threshold_of_zero_never_flags():
     campaign = study(acceptability={"flag_threshold": 0})
     worker = participant(campaign)
-    assert not any(record_violation(participant=worker) for _ in range(10))
+    assert not any(violation_record(participant=worker) for _ in range(10))

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection, connections
 
 from chat.models import Dialogue
-from chat.services.assignment import assign_next
+from chat.services.scenario_assignment import scenario_assign_next
 from tests.chat.campaigns.factories import participant, study
 
 WORKERS = 12
@@ -27,7 +27,7 @@ def test_simultaneous_arrivals_never_get_the_same_slot():
     def arrive(worker) -> None:
         try:
             barrier.wait()
-            assign_next(participant=worker)
+            scenario_assign_next(participant=worker)
         except BaseException as exc:  # noqa: BLE001 - reported by the main thread
             errors.append(exc)
         finally:

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chat.models import Campaign, Dialogue
-from chat.services.assignment import assign_next
+from chat.services.scenario_assignment import scenario_assign_next
 from tests.chat.campaigns.factories import participant, study
 
 pytestmark = pytest.mark.django_db
@@ -100,7 +100,7 @@ def test_fresh_workers_fill_every_cell_balanced_and_paired(design, leave_open):
     campaign = study(**design)
     total = sum(quota for quota in _state(campaign)[2].values())
     for step in range(total + 2):
-        dialogue = assign_next(participant=participant(campaign))
+        dialogue = scenario_assign_next(participant=participant(campaign))
         if step >= total:
             assert dialogue is None, "a slot was given beyond the quotas"
             continue
@@ -127,7 +127,7 @@ def test_returning_workers_never_repeat_a_pair_and_stay_under_their_cap(design, 
     workers = [participant(campaign) for _ in range(4)]
     for index in arrivals:
         worker = workers[index]
-        dialogue = assign_next(participant=worker)
+        dialogue = scenario_assign_next(participant=worker)
         if dialogue is not None:
             _submit(dialogue)
         mine = list(
@@ -157,7 +157,7 @@ def test_expired_reservations_are_released_and_reassigned(design, steps):
     clock = start
     for index, minutes in steps:
         clock += timedelta(minutes=minutes)
-        dialogue = assign_next(participant=workers[index], now=clock)
+        dialogue = scenario_assign_next(participant=workers[index], now=clock)
         if dialogue is not None:
             # A new reservation is idle from now on (the test's clock, not the wall clock).
             Dialogue.objects.filter(pk=dialogue.pk).update(updated_at=clock)

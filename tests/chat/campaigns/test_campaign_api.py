@@ -3,7 +3,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from chat.models import Backend, Campaign
-from chat.services.assignment import assign_next
+from chat.services.scenario_assignment import scenario_assign_next
 from tests.chat.campaigns.factories import participant, scenario_dataset, study
 from tests.chat.factories import BackendFactory
 
@@ -79,10 +79,10 @@ def test_service_errors_come_back_by_field_and_nothing_is_saved(researcher):
         format="json",
     )
     assert response.status_code == 400
-    errors = response.json()
-    assert "未知的技能「weather」" in errors["skills"][0]
-    assert "「老日志」是导入的系统" in errors["backends"][0]
-    assert "最少轮数（9）不能大于最多轮数（8）" in errors["min_turns"][0]
+    errors = response.json()["errors"]
+    assert "未知的技能「weather」" in errors["skills"]
+    assert "「老日志」是导入的系统" in errors["backends"]
+    assert "最少轮数（9）不能大于最多轮数（8）" in errors["min_turns"]
     assert not Campaign.objects.exists()
 
 
@@ -108,7 +108,7 @@ def test_activation_problems_are_a_400(researcher):
     campaign.datasets.clear()
     response = _api(researcher).post(reverse("api-campaign-activate", args=[campaign.pk]))
     assert response.status_code == 400
-    assert "请至少选择一个场景数据集" in response.json()["status"][0]
+    assert "请至少选择一个场景数据集" in response.json()["errors"]["status"]
 
 
 def test_replacing_backends_through_patch_keeps_kept_aliases(researcher):
@@ -127,6 +127,27 @@ def test_replacing_backends_through_patch_keeps_kept_aliases(researcher):
 
 def test_progress_counts_reservations(researcher):
     campaign = study(backends=1, scenarios={"knowledge": 2})
-    assign_next(participant=participant(campaign))
+    scenario_assign_next(participant=participant(campaign))
     body = _api(researcher).get(reverse("api-campaign-progress", args=[campaign.pk])).json()
     assert (body["in_progress"], body["collected"], body["quota"]) == (1, 0, 2)
+
+
+def test_a_campaign_fixes_its_crowdworker_language_through_the_api(researcher):
+    client = _api(researcher)
+    response = client.post(
+        reverse("api-campaign-list"), _payload(interface_language="ja"), format="json"
+    )
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert body["interface_language"] == "ja"
+    assert sorted(b["alias"] for b in body["backends"]) == ["モデル A", "甲"]  # blank → Japanese
+    bad = client.patch(
+        reverse("api-campaign-detail", args=[body["id"]]),
+        {"interface_language": "fr"},
+        format="json",
+    )
+    assert bad.status_code == 400 and "interface_language" in bad.json()
+    cleared = client.patch(
+        reverse("api-campaign-detail", args=[body["id"]]), {"interface_language": ""}, format="json"
+    )
+    assert cleared.status_code == 200 and cleared.json()["interface_language"] == ""

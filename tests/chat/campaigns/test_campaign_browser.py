@@ -4,7 +4,7 @@ import pytest
 from django.core.management import call_command
 
 from chat.models import Campaign
-from chat.services.assignment import assign_next
+from chat.services.scenario_assignment import scenario_assign_next
 from tests.chat.campaigns.factories import participant
 from tests.e2e.conftest import login, run_in_browser, screenshot  # noqa: F401 - fixture
 
@@ -51,7 +51,7 @@ def test_a_researcher_creates_and_opens_a_campaign(run_in_browser, live_server):
     assert campaign.min_turns == 2 and campaign.status == Campaign.Status.ACTIVE
 
     for _ in range(3):
-        assign_next(participant=participant(campaign))
+        scenario_assign_next(participant=participant(campaign))
     participant(campaign, flagged=True, violations=6, source="prolific")
 
     async def watch(page):
@@ -59,6 +59,7 @@ def test_a_researcher_creates_and_opens_a_campaign(run_in_browser, live_server):
         await page.goto(f"{base}/chat/campaigns/{campaign.pk}/")
         await page.context.grant_permissions(["clipboard-read", "clipboard-write"])
         await page.click("button[data-copy=invite-url]")
+        await page.locator("#copy-status:not(:empty)").wait_for()  # the clipboard is async
         copied = await page.locator("#copy-status").inner_text()
         await screenshot(page, "campaign-detail")
         await page.goto(f"{base}/chat/campaigns/")
@@ -67,4 +68,4 @@ def test_a_researcher_creates_and_opens_a_campaign(run_in_browser, live_server):
 
     copied, rows = run_in_browser(watch)
     assert copied == "已复制到剪贴板。"
-    assert rows == 2  # the demo campaign and this one
+    assert rows == 4  # the demo campaigns (Chinese, Japanese, the rated study) and this one

@@ -2,7 +2,7 @@ import pytest
 from django.urls import reverse
 
 from chat.models import Campaign, CampaignBackend
-from chat.services.assignment import assign_next
+from chat.services.scenario_assignment import scenario_assign_next
 from tests.chat.campaigns.factories import participant, scenario_dataset, study
 from tests.chat.factories import BackendFactory
 
@@ -157,7 +157,7 @@ def test_activation_problems_are_reported(researcher_client):
 def test_the_detail_page_shows_invite_links_progress_and_flagged_workers(researcher_client):
     campaign = study(backends=2, scenarios={"knowledge": 2})
     worker = participant(campaign, flagged=True, violations=5, source="prolific")
-    assign_next(participant=participant(campaign))
+    scenario_assign_next(participant=participant(campaign))
     response = researcher_client.get(reverse("chat:campaign-detail", args=[campaign.pk]))
     body = response.content.decode()
     assert response.status_code == 200

@@ -1,10 +1,8 @@
 import pytest
-from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from chat.models import Backend, Campaign, CampaignBackend, Dialogue
 from chat.selectors.campaigns import campaign_progress
-from chat.services.assignment import assign_next
 from chat.services.campaigns import (
     campaign_activate,
     campaign_close,
@@ -15,6 +13,8 @@ from chat.services.campaigns import (
     completion_url_with_code,
     default_alias,
 )
+from chat.services.scenario_assignment import scenario_assign_next
+from core.errors import ServiceError
 from tests.chat.campaigns.factories import participant, scenario_dataset, study
 from tests.chat.factories import BackendFactory, DatasetFactory, SampleFactory, skill
 
@@ -34,12 +34,12 @@ def _create(**overrides) -> Campaign:
     return campaign_create(**arguments)
 
 
-def _errors(**overrides) -> dict[str, list[str]]:
+def _errors(**overrides) -> dict[str, str]:
     before = Campaign.objects.count()
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(ServiceError) as caught:
         _create(**overrides)
     assert Campaign.objects.count() == before  # nothing half-saved
-    return caught.value.message_dict
+    return caught.value.errors
 
 
 def test_it_creates_a_draft_with_msde_defaults_and_blind_aliases_in_order():
@@ -80,21 +80,20 @@ def test_aliases_can_be_chosen_and_blank_ones_are_filled():
 )
 def test_bad_input_is_refused_with_a_message_naming_the_problem(overrides, field, fragment):
     errors = _errors(**overrides)
-    assert any(fragment in message for message in errors[field]), errors
+    assert fragment in errors[field], errors
 
 
 def test_a_dataset_whose_skill_is_not_in_the_campaign_is_refused():
     errors = _errors(datasets=[scenario_dataset("persona", 1)])
     assert (
-        "数据集「" in errors["datasets"][0]
-        and "「persona」不在本活动的技能中" in errors["datasets"][0]
+        "数据集「" in errors["datasets"] and "「persona」不在本活动的技能中" in errors["datasets"]
     )
 
 
 def test_a_mixed_dataset_needs_samples_of_a_campaign_skill():
     mixed = DatasetFactory(skill=None)
     SampleFactory(dataset=mixed, skill=skill("chitchat"))
-    assert "没有属于本活动技能的样本" in _errors(datasets=[mixed])["datasets"][0]
+    assert "没有属于本活动技能的样本" in _errors(datasets=[mixed])["datasets"]
     SampleFactory(dataset=mixed, skill=skill("knowledge"))
     assert _create(datasets=[mixed]).datasets.get() == mixed
 
@@ -102,7 +101,7 @@ def test_a_mixed_dataset_needs_samples_of_a_campaign_skill():
 def test_an_imported_backend_cannot_be_used_in_an_interactive_campaign():
     imported = BackendFactory(adapter=Backend.Adapter.IMPORTED)
     errors = _errors(backends=[imported])
-    assert "导入的系统，不能调用" in errors["backends"][0]
+    assert "导入的系统，不能调用" in errors["backends"]
     assert _create(mode=Campaign.Mode.IMPORTED, backends=[imported]).mode == "imported"
 
 
@@ -113,14 +112,14 @@ def test_every_problem_is_reported_at_once():
 
 def test_a_duplicate_name_is_refused():
     _create()
-    assert "已有名为「MSDE 知识对话」" in _errors()["name"][0]
+    assert "已有名为「MSDE 知识对话」" in _errors()["name"]
 
 
 def test_activation_checks_that_workers_can_be_served():
     campaign = _create(datasets=[])
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(ServiceError) as caught:
         campaign_activate(campaign=campaign)
-    assert "请至少选择一个场景数据集" in caught.value.message_dict["status"][0]
+    assert "请至少选择一个场景数据集" in caught.value.errors["status"]
     campaign_update(campaign=campaign, datasets=[scenario_dataset("knowledge", 1)])
     assert campaign_activate(campaign=campaign).status == Campaign.Status.ACTIVE
     assert campaign_close(campaign=campaign).status == Campaign.Status.CLOSED
@@ -128,9 +127,9 @@ def test_activation_checks_that_workers_can_be_served():
 
 def test_an_inactive_backend_blocks_activation():
     campaign = _create(backends=[BackendFactory(active=False, name="旧模型")])
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(ServiceError) as caught:
         campaign_activate(campaign=campaign)
-    assert "模型后端「旧模型」已停用" in caught.value.message_dict["status"][0]
+    assert "模型后端「旧模型」已停用" in caught.value.errors["status"]
 
 
 def test_update_changes_settings_and_refuses_bad_turn_limits():
@@ -138,9 +137,9 @@ def test_update_changes_settings_and_refuses_bad_turn_limits():
     campaign_update(campaign=campaign, max_turns=5, min_turns=2, rate_while_chatting=True)
     campaign.refresh_from_db()
     assert (campaign.max_turns, campaign.min_turns, campaign.rate_while_chatting) == (5, 2, True)
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(ServiceError) as caught:
         campaign_update(campaign=campaign, min_turns=6)
-    assert "最少轮数（6）不能大于最多轮数（5）" in caught.value.message_dict["min_turns"][0]
+    assert "最少轮数（6）不能大于最多轮数（5）" in caught.value.errors["min_turns"]
     campaign.refresh_from_db()
     assert campaign.min_turns == 2
 
@@ -158,17 +157,17 @@ def test_setting_backends_keeps_the_aliases_of_kept_backends():
 
 def test_a_backend_with_dialogues_cannot_be_removed():
     campaign = study(backends=1)
-    dialogue = assign_next(participant=participant(campaign))
-    with pytest.raises(ValidationError) as caught:
+    dialogue = scenario_assign_next(participant=participant(campaign))
+    with pytest.raises(ServiceError) as caught:
         campaign_set_backends(campaign=campaign, backends=[BackendFactory()])
-    assert "已有 1 个对话，不能移除" in caught.value.message_dict["backends"][0]
+    assert "已有 1 个对话，不能移除" in caught.value.errors["backends"]
     assert campaign.campaign_backends.get().backend == dialogue.backend
 
 
 def test_progress_counts_each_backend_and_skill_cell():
     campaign = study(backends=2, scenarios={"knowledge": 2, "chitchat": 3})
     workers = [participant(campaign) for _ in range(4)]
-    dialogues = [assign_next(participant=w) for w in workers]
+    dialogues = [scenario_assign_next(participant=w) for w in workers]
     Dialogue.objects.filter(pk=dialogues[0].pk).update(
         status=Dialogue.Status.ACCEPTED, submitted_at=timezone.now()
     )
@@ -189,7 +188,7 @@ def test_completion_is_given_only_to_a_finished_worker_with_the_code_appended():
         completion_url="https://app.prolific.com/submissions/complete?x=1",
     )
     worker = participant(campaign)
-    dialogue = assign_next(participant=worker)
+    dialogue = scenario_assign_next(participant=worker)
     assert completion_for(participant=worker) is None  # still chatting
     Dialogue.objects.filter(pk=dialogue.pk).update(
         status=Dialogue.Status.SUBMITTED, submitted_at=timezone.now()
@@ -206,7 +205,7 @@ def test_completion_is_given_only_to_a_finished_worker_with_the_code_appended():
 def test_a_finished_worker_without_completion_url_gets_only_the_code():
     campaign = study(backends=1, scenarios={"knowledge": 1})
     worker = participant(campaign)
-    dialogue = assign_next(participant=worker)
+    dialogue = scenario_assign_next(participant=worker)
     Dialogue.objects.filter(pk=dialogue.pk).update(
         status=Dialogue.Status.ACCEPTED, submitted_at=timezone.now()
     )
@@ -216,7 +215,7 @@ def test_a_finished_worker_without_completion_url_gets_only_the_code():
 def test_a_flagged_worker_gets_no_completion_code():
     campaign = study(backends=1, scenarios={"knowledge": 1})
     worker = participant(campaign)
-    dialogue = assign_next(participant=worker)
+    dialogue = scenario_assign_next(participant=worker)
     Dialogue.objects.filter(pk=dialogue.pk).update(
         status=Dialogue.Status.SUBMITTED, submitted_at=timezone.now()
     )

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from chat.models import Campaign, Dialogue, Participant, StaticRun
-from chat.services.dialogue_io import dialogue_export_lines, import_dialogues
+from chat.services.dialogue_io import dialogue_export_lines, dialogues_import
 from tests.chat.factories import (
     BackendFactory,
     CampaignBackendFactory,
@@ -71,6 +71,7 @@ def test_the_export_carries_scenario_alias_worker_review_and_timings(collected):
     assert first["review"] == {"status": "accepted", "rejection_reason": ""}
     assert second["review"] == {"status": "rejected", "rejection_reason": "没有使用知识"}
     assert first["created_at"] and first["submitted_at"] is None
+    assert first["cannot_continue"] is False  # seed 001: not ended early by the worker
     assert [(t["speaker"], t["text"], t["latency_ms"]) for t in first["turns"]] == [
         ("user", "你好", None),
         ("system", "<b>你好</b>", 42),
@@ -106,7 +107,7 @@ def test_an_export_imports_into_a_fresh_campaign_as_the_same_dialogues(collected
     )
     exported = "\n".join(dialogue_export_lines(campaign=campaign)) + "\n"
 
-    result = import_dialogues(fileobj=io.BytesIO(exported.encode()), campaign_name="副本")
+    result = dialogues_import(fileobj=io.BytesIO(exported.encode()), campaign_name="副本")
 
     copy = Campaign.objects.get(name="副本")
     assert result.dialogues == 3 and result.systems_created == []

@@ -10,7 +10,7 @@ from django.test import override_settings
 
 from chat.models import Backend, Campaign, Dialogue, Turn
 from chat.services.campaigns import campaign_create
-from chat.services.dialogue_io import DialogueImportError, import_dialogues
+from chat.services.dialogue_io import DialogueImportError, dialogues_import
 from tests.chat.factories import BackendFactory
 
 pytestmark = pytest.mark.django_db
@@ -39,7 +39,7 @@ def test_it_imports_dialogues_as_accepted_into_a_new_imported_campaign_with_new_
     researcher,
 ):
     grounding = {"knowledge": [["流浪地球", "导演", "郭帆"]], "goal": ["寒暄", "电影"]}
-    result = import_dialogues(
+    result = dialogues_import(
         fileobj=jsonl(
             line(id="c1", grounding=grounding),
             line(id=2, system="另一个模型", skill="knowledge", language="en"),
@@ -69,8 +69,8 @@ def test_it_imports_dialogues_as_accepted_into_a_new_imported_campaign_with_new_
 
 def test_an_existing_system_is_reused_and_a_second_file_adds_to_the_campaign():
     existing = BackendFactory(name="外部模型")
-    import_dialogues(fileobj=jsonl(line(id="a")), campaign_name="日志")
-    result = import_dialogues(
+    dialogues_import(fileobj=jsonl(line(id="a")), campaign_name="日志")
+    result = dialogues_import(
         fileobj=jsonl(line(id="b"), line(id="c", system="新模型")), campaign_name="日志"
     )
     assert result.systems_created == ["新模型"]
@@ -95,7 +95,7 @@ def test_turn_references_prompt_and_latency_are_kept():
             "created_at": "2026-01-01T00:00:00+00:00",
         },
     ]
-    import_dialogues(fileobj=jsonl(line(turns=turns)), campaign_name="静态答案")
+    dialogues_import(fileobj=jsonl(line(turns=turns)), campaign_name="静态答案")
     answer = Turn.objects.get(speaker="system")
     assert (answer.references, answer.prompt, answer.latency_ms) == (
         ["你好！"],
@@ -161,7 +161,7 @@ def test_every_kind_of_bad_line_is_named_and_nothing_is_imported(bad, expected):
     before = (Campaign.objects.count(), Backend.objects.count(), Dialogue.objects.count())
     fileobj = jsonl(line(id="c1", system="第一个"), bad, line(id="c3", system="第三个"))
     with pytest.raises(DialogueImportError) as caught:
-        import_dialogues(fileobj=fileobj, campaign_name="坏文件")
+        dialogues_import(fileobj=fileobj, campaign_name="坏文件")
     assert str(caught.value).startswith(expected), str(caught.value)
     assert caught.value.line == 2
     after = (Campaign.objects.count(), Backend.objects.count(), Dialogue.objects.count())
@@ -171,18 +171,18 @@ def test_every_kind_of_bad_line_is_named_and_nothing_is_imported(bad, expected):
 def test_bad_utf8_is_named_on_its_line():
     data = jsonl(line(id="a")).getvalue() + b'{"id": "\xff"}\n'
     with pytest.raises(DialogueImportError) as caught:
-        import_dialogues(fileobj=io.BytesIO(data), campaign_name="编码")
+        dialogues_import(fileobj=io.BytesIO(data), campaign_name="编码")
     assert str(caught.value) == "line 2: not valid UTF-8 (byte 0xff at byte 9 of the line)"
     assert not Campaign.objects.filter(name="编码").exists()
 
 
 def test_an_empty_file_and_an_oversized_file_are_refused():
     with pytest.raises(DialogueImportError, match="the file is empty"):
-        import_dialogues(fileobj=io.BytesIO(b"\n\n"), campaign_name="空")
+        dialogues_import(fileobj=io.BytesIO(b"\n\n"), campaign_name="空")
     with override_settings(DATASET_UPLOAD_MAX_BYTES=100):
         big = jsonl(*(line(id=str(i)) for i in range(5)))
         with pytest.raises(DialogueImportError, match="over the 100 bytes limit"):
-            import_dialogues(fileobj=big, campaign_name="大")
+            dialogues_import(fileobj=big, campaign_name="大")
     assert not Campaign.objects.exists()
 
 
@@ -190,14 +190,14 @@ def test_a_batch_boundary_does_not_hide_a_duplicate_or_leave_earlier_batches(mon
     monkeypatch.setattr("chat.services.dialogue_io.IMPORT_BATCH_SIZE", 2)
     lines = [line(id=f"d{i}") for i in range(5)] + [line(id="d1")]
     with pytest.raises(DialogueImportError, match="line 6, field 'id': duplicate id 'd1'"):
-        import_dialogues(fileobj=jsonl(*lines), campaign_name="分批")
+        dialogues_import(fileobj=jsonl(*lines), campaign_name="分批")
     assert not Dialogue.objects.exists() and not Campaign.objects.exists()
 
 
 def test_ids_already_in_the_campaign_are_refused():
-    import_dialogues(fileobj=jsonl(line(id="a")), campaign_name="日志")
+    dialogues_import(fileobj=jsonl(line(id="a")), campaign_name="日志")
     with pytest.raises(DialogueImportError) as caught:
-        import_dialogues(fileobj=jsonl(line(id="b"), line(id="a")), campaign_name="日志")
+        dialogues_import(fileobj=jsonl(line(id="b"), line(id="a")), campaign_name="日志")
     assert str(caught.value) == (
         "line 2, field 'id': duplicate id 'a' (the campaign already has a dialogue with this id)"
     )
@@ -214,8 +214,8 @@ def test_a_campaign_of_another_mode_is_refused_and_a_name_is_required():
         created_by=None,
     )
     with pytest.raises(DialogueImportError) as caught:
-        import_dialogues(fileobj=jsonl(line()), campaign_name="交互活动")
+        dialogues_import(fileobj=jsonl(line()), campaign_name="交互活动")
     assert caught.value.field == "campaign" and "interactive" in str(caught.value)
     with pytest.raises(DialogueImportError, match="a campaign name is required"):
-        import_dialogues(fileobj=jsonl(line()), campaign_name="  ")
+        dialogues_import(fileobj=jsonl(line()), campaign_name="  ")
     assert not Dialogue.objects.exists()

@@ -6,8 +6,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from chat.models import Participant, Turn
+from chat.models import Participant, ReplyFailure, Turn
 from chat.services.generation import build_request
+from core.access import Role
 from tests.chat.live.conftest import (
     browser,
     read_events,
@@ -16,6 +17,7 @@ from tests.chat.live.conftest import (
     session_cookies,
     wait_for_turns,
 )
+from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -126,6 +128,52 @@ def test_a_reload_during_the_reply_continues_the_same_generation(
     assert "第 2 / 10 轮" in page
 
 
+def test_a_backend_error_detail_reaches_researchers_not_the_worker(
+    asgi_server, fake_openai, make_chat, monkeypatch
+):
+    chat = make_chat()
+    monkeypatch.setenv("H13B_FAKE_KEY", "sk-secret-h13b")
+    chat.backend.api_key_env = "H13B_FAKE_KEY"
+    chat.backend.save(update_fields=["api_key_env"])
+    fake_openai.set_behaviour(reply=REPLY, fail_times=1, fail_status=500, echo_auth=True)
+    cookies = session_cookies(chat.worker)
+
+    async def first_try():
+        async with browser(asgi_server, cookies) as client:
+            await send(client, chat.dialogue.pk, HELLO)
+            return await read_events(client, chat.dialogue.pk)
+
+    events = run(first_try())
+    assert [e.name for e in events] == ["failed"]
+    assert "fake failure" not in events[0].data["html"]
+    worker_page = _page(chat.worker, chat.dialogue)
+    assert 'id="reply-failed"' in worker_page and "fake failure" not in worker_page
+
+    failure = ReplyFailure.objects.get()
+    assert (failure.dialogue, failure.backend, failure.kind) == (
+        chat.dialogue,
+        chat.backend,
+        "unavailable",
+    )
+    assert "fake failure 500" in failure.detail and "***" in failure.detail
+    assert "sk-secret-h13b" not in failure.detail
+
+    researcher, reviewer = Client(), Client()
+    researcher.force_login(make_user("rita", Role.RESEARCHER))
+    reviewer.force_login(make_user("rex", Role.RESEARCHER, Role.EXPERT))
+    dialogue_link = reverse("annotation:review-dialogue", args=[chat.dialogue.pk])
+    for url in (
+        reverse("chat:backend-detail", args=[chat.backend.pk]),
+        reverse("chat:campaign-detail", args=[chat.campaign.pk]),
+    ):
+        page = researcher.get(url).content.decode()
+        section = page[page.index('id="reply-failures"') :]
+        assert "共 1 次" in section and "fake failure 500" in section, url
+        assert f"#{chat.dialogue.pk}" in section and "sk-secret-h13b" not in page, url
+        assert dialogue_link not in section, url  # the review page is for experts only
+        assert dialogue_link in reviewer.get(url).content.decode(), url
+
+
 def test_a_backend_error_shows_retry_keeps_the_utterance_and_retry_answers_it(
     asgi_server, fake_openai, make_chat
 ):
@@ -202,6 +250,8 @@ def test_the_worker_cannot_send_while_a_reply_is_awaited_or_after_max_turns(
 ):
     chat = make_chat(max_turns=1)
     cookies = session_cookies(chat.worker)
+    # The reply starts with the send: keep it in flight while the second utterance comes.
+    fake_openai.set_behaviour(reply=REPLY, stall_after_tokens=1, stall_s=1.0)
 
     async def flow():
         async with browser(asgi_server, cookies) as client:
@@ -233,3 +283,48 @@ def test_an_unacceptable_utterance_is_refused_recorded_and_not_saved(asgi_server
     assert 'id="composer-error"' in response.text
     assert chat.dialogue.turns.count() == 0
     assert Participant.objects.get(pk=chat.participant.pk).violations == 1
+
+
+def test_a_reconnect_with_last_event_id_gets_the_rest_even_after_the_reply_was_saved(
+    asgi_server, fake_openai, make_chat
+):
+    import json
+
+    chat = make_chat()
+    cookies = session_cookies(chat.worker)
+    fake_openai.set_behaviour(reply=REPLY, stall_after_tokens=3, stall_s=0.5)
+    url = f"/chat/work/dialogues/{chat.dialogue.pk}/stream/"
+
+    async def events(client, last_id=None, stop_after=None):
+        headers = {"Last-Event-ID": last_id} if last_id else {}
+        found = []
+        async with client.stream("GET", url, headers=headers) as response:
+            buffer = ""
+            async for text in response.aiter_text():
+                buffer += text
+                while "\n\n" in buffer:
+                    raw, buffer = buffer.split("\n\n", 1)
+                    fields = dict(line.split(": ", 1) for line in raw.split("\n"))
+                    found.append((fields["id"], fields["event"], json.loads(fields["data"])))
+                    if stop_after and len(found) >= stop_after:
+                        return found
+        return found
+
+    async def flow():
+        async with browser(asgi_server, cookies) as client:
+            await send(client, chat.dialogue.pk, HELLO)
+            head = await events(client, stop_after=1)
+            return head
+
+    head = run(flow())
+    wait_for_turns(chat.dialogue, 2)  # the reply is saved while the browser is away
+
+    async def resume():
+        async with browser(asgi_server, cookies) as client:
+            return await events(client, last_id=head[-1][0])
+
+    tail = run(resume())
+    text = "".join(data for _, name, data in head + tail if name == "chunk")
+    assert text == REPLY and len(head[0][2]) < len(REPLY)
+    assert tail[-1][1] == "saved"
+    assert len(fake_openai.requests) == 1

@@ -173,23 +173,122 @@ def test_submit_hands_the_dialogue_in_and_shows_the_completion_code(make_chat):
     assert "这个对话已经提交过了。" in again.content.decode()
 
 
-def test_the_next_dialogue_is_assigned_after_submit(make_chat):
-    chat = make_chat()
-    second = chat.dialogue.scenario.__class__.objects.create(
+def _second_scenario(chat):
+    return chat.dialogue.scenario.__class__.objects.create(
         dataset=chat.dialogue.scenario.dataset,
         index=99,
         external_id="second",
         skill=chat.dialogue.skill,
         grounding={"knowledge": [["活着", "作者", "余华"]]},
     )
+
+
+def test_after_each_submit_the_worker_may_stop_with_the_code_or_continue(make_chat):
+    # The default campaign: no cap per worker, more scenarios left after the first dialogue.
+    chat = make_chat(completion_url="https://app.prolific.com/submissions/complete")
+    assert chat.campaign.per_worker_cap == 0
+    second = _second_scenario(chat)
     client = _client(chat.worker)
     _talk(chat.dialogue, 1)
     _tick(client, chat.dialogue, "knowledge:0", "knowledge:1", "goal:0", "goal:1")
     response = client.post(reverse("chat:live-submit", args=[chat.dialogue.pk]))
+
+    assert response["Location"] == reverse("chat:live-completion", args=[chat.campaign.pk])
+    page = client.get(response["Location"]).content.decode()
+    code = chat.campaign.completion_code
+    assert f'id="completion-code">{code}<' in page and f'data-copy-text="{code}"' in page
+    assert f"cc={code}" in page and 'id="stop"' in page  # stop: back to the site with the code
+    assert "data-redirect-url" not in page  # no automatic redirect while work remains
+    assert 'id="continue"' in page
+    assert not Dialogue.objects.filter(status=Dialogue.Status.IN_PROGRESS).exists()
+    home = client.get(reverse("home")).content.decode()
+    assert code in home and "开始下一段对话" in home  # the code stays on the worker home
+
+    response = client.post(reverse("chat:live-next", args=[chat.campaign.pk]))
     following = Dialogue.objects.get(worker=chat.worker, status=Dialogue.Status.IN_PROGRESS)
     assert following.scenario == second
     assert response["Location"] == reverse("chat:live-dialogue", args=[following.pk])
     assert "余华" in client.get(response["Location"]).content.decode()
+    assert code in client.get(reverse("home")).content.decode()
+
+
+def test_no_code_before_the_first_submitted_dialogue(make_chat):
+    chat = make_chat()
+    client = _client(chat.worker)
+    response = client.get(reverse("chat:live-completion", args=[chat.campaign.pk]))
+    assert response.status_code == 409
+    assert chat.campaign.completion_code not in response.content.decode()
+    assert chat.campaign.completion_code not in client.get(reverse("home")).content.decode()
+
+
+def test_skipping_returns_the_scenario_to_the_pool_at_once_with_the_reason(make_chat):
+    chat = make_chat()
+    second = _second_scenario(chat)
+    client = _client(chat.worker)
+    page = client.get(reverse("chat:live-dialogue", args=[chat.dialogue.pk])).content.decode()
+    assert "跳过这个场景" in page and 'value="unclear"' in page
+
+    url = reverse("chat:live-abandon", args=[chat.dialogue.pk])
+    refused = client.post(url, {"reason": ""}, follow=True)
+    assert "请选择跳过或放弃的原因。" in refused.content.decode()
+    chat.dialogue.refresh_from_db()
+    assert chat.dialogue.status == Dialogue.Status.IN_PROGRESS
+
+    response = client.post(url, {"reason": "unfamiliar", "note": "没看过这部电影", "then": "next"})
+    chat.dialogue.refresh_from_db()
+    assert chat.dialogue.status == Dialogue.Status.ABANDONED
+    assert (chat.dialogue.abandon_reason, chat.dialogue.abandon_note) == (
+        "unfamiliar",
+        "没看过这部电影",
+    )
+    following = Dialogue.objects.get(worker=chat.worker, status=Dialogue.Status.IN_PROGRESS)
+    assert following.scenario == second
+    assert response["Location"] == reverse("chat:live-dialogue", args=[following.pk])
+
+    # Another worker gets the skipped scenario now, not after the reservation timeout.
+    from chat.services.scenario_assignment import scenario_assign_next
+
+    other = make_user("dora", Role.CROWDWORKER)
+    participant = chat.participant.__class__.objects.create(campaign=chat.campaign, user=other)
+    assert scenario_assign_next(participant=participant).scenario == chat.dialogue.scenario
+
+    researcher = make_user("rhea", Role.RESEARCHER)
+    detail = _client(researcher).get(reverse("chat:campaign-detail", args=[chat.campaign.pk]))
+    assert "已放弃或跳过 1 段" in detail.content.decode()
+    assert "不熟悉这个话题 1" in detail.content.decode()
+
+    again = client.post(url, {"reason": "other"}, follow=True)
+    assert "只有进行中的对话才能跳过或放弃。" in again.content.decode()
+
+
+def test_abandoning_and_stopping_leads_to_the_code_when_one_dialogue_was_submitted(make_chat):
+    chat = make_chat()
+    _second_scenario(chat)
+    client = _client(chat.worker)
+    _talk(chat.dialogue, 1)
+    _tick(client, chat.dialogue, "knowledge:0", "knowledge:1", "goal:0", "goal:1")
+    client.post(reverse("chat:live-submit", args=[chat.dialogue.pk]))
+    client.post(reverse("chat:live-next", args=[chat.campaign.pk]))
+    following = Dialogue.objects.get(worker=chat.worker, status=Dialogue.Status.IN_PROGRESS)
+    _talk(following, 1)
+    response = client.post(
+        reverse("chat:live-abandon", args=[following.pk]),
+        {"reason": "model_broken", "then": "stop"},
+    )
+    assert response["Location"] == reverse("chat:live-completion", args=[chat.campaign.pk])
+    page = client.get(response["Location"]).content.decode()
+    assert chat.campaign.completion_code in page
+    following.refresh_from_db()
+    assert following.status == Dialogue.Status.ABANDONED and following.turns.count() == 2
+
+
+def test_completion_codes_avoid_look_alike_characters():
+    from chat.models import Campaign
+
+    codes = {Campaign(name=f"c{i}").completion_code for i in range(200)}
+    assert len(codes) == 200
+    assert all(len(code) == 8 and not set(code) & set("IlL1O0o") for code in codes)
+    assert all(code == code.upper() for code in codes)
 
 
 def test_a_reload_shows_the_same_turns_and_ticks(make_chat):
@@ -289,3 +388,18 @@ def test_the_stream_is_refused_to_others_through_the_asgi_app(asgi_server, make_
     # Nothing to answer yet: the owner is told so, and no model is called.
     assert [e.name for e in events] == ["failed"]
     assert "没有等待模型回复的话" in events[0].data["html"]
+
+
+def test_the_invite_link_lands_in_the_chat_and_hides_the_internal_username(make_chat):
+    chat = make_chat()
+    _second_scenario(chat)  # the first one is cora's
+    client = Client()
+    url = reverse("chat:campaign-join", args=[chat.campaign.invite_token])
+    assert client.get(url + "?PROLIFIC_PID=p-77").status_code == 200  # confirm: login is a POST
+    response = client.post(url, {"worker_id": "p-77", "source": "prolific"})
+    dialogue = Dialogue.objects.get(worker__participations__external_id="p-77")
+    assert response["Location"] == reverse("chat:live-dialogue", args=[dialogue.pk])
+    page = client.get(response["Location"]).content.decode()
+    worker = dialogue.worker
+    assert worker.get_username() not in page
+    assert '<span class="role role-crowdworker">众包工作者</span>' in page

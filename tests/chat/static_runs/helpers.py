@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 
 from chat.models import Backend, Dataset, Sample, Skill, StaticRun
+from core.models import JobStatus
 
 CONTEXTS = [
     (["你好，最近在看什么电影？"], "在看《流浪地球》，你看过吗？"),
@@ -75,7 +76,7 @@ def wait_for(condition: Callable[[], bool], *, timeout: float = 60, what: str = 
 def run_finished(run: StaticRun) -> bool:
     run.refresh_from_db()
     return run.status in (
-        StaticRun.Status.DONE,
-        StaticRun.Status.FAILED,
-        StaticRun.Status.CANCELLED,
+        JobStatus.DONE,
+        JobStatus.FAILED,
+        JobStatus.CANCELLED,
     )

@@ -9,6 +9,7 @@ from django.core.management import CommandError, call_command
 
 from chat.models import StaticRun
 from chat.services import static_runs as services
+from core.models import JobStatus
 from tests.chat.static_runs.helpers import make_dataset, retrieval_backend
 
 
@@ -75,4 +76,4 @@ def test_wait_follows_the_run_to_the_end(monkeypatch):
         stdout=out,
     )
     assert "done: 3 done, 0 failed of 3" in out.getvalue()
-    assert StaticRun.objects.get().status == StaticRun.Status.DONE
+    assert StaticRun.objects.get().status == JobStatus.DONE

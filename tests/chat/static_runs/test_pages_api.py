@@ -143,7 +143,7 @@ def test_the_api_creates_lists_retrieves_cancels_and_retries(
         {"name": "r", "dataset": dataset.name, "backends": ["检索-A"], "sample_size": 99},
         format="json",
     )
-    assert bad.status_code == 400 and "sample_size" in bad.json()
+    assert bad.status_code == 400 and "sample_size" in bad.json()["errors"]
     with django_capture_on_commit_callbacks(execute=True):
         created = api.post(
             reverse("api-static-run-list"),

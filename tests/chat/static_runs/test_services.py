@@ -9,12 +9,13 @@ from __future__ import annotations
 import threading
 
 import pytest
-from django.core.exceptions import ValidationError
 from django.db.models import Count
 
 from chat.models import Backend, Campaign, Dialogue, StaticRun, StaticRunItem, Turn
 from chat.services import static_runs as services
 from chat.services.campaigns import campaign_create
+from core.errors import ServiceError
+from core.models import JobStatus
 from tests.chat.fake_openai import FakeOpenAI
 from tests.chat.static_runs.helpers import (
     make_dataset,
@@ -90,9 +91,9 @@ def test_bad_arguments_are_refused_by_field_and_nothing_is_saved(kwargs, field, 
     dataset = make_dataset()
     backend = retrieval_backend("检索-A", dataset)
     arguments = {"name": "坏运行", "dataset": dataset, "backends": [backend], **kwargs}
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(ServiceError) as caught:
         services.static_run_create(**arguments)
-    assert fragment in " ".join(caught.value.message_dict[field])
+    assert fragment in caught.value.errors[field]
     assert not StaticRun.objects.exists() and not Campaign.objects.exists()
 
 
@@ -100,9 +101,9 @@ def test_bad_arguments_are_refused_by_field_and_nothing_is_saved(kwargs, field, 
 def test_an_imported_system_cannot_answer_and_a_campaign_must_be_static_and_hold_the_backends():
     dataset = make_dataset()
     imported = Backend.objects.create(name="旧系统", adapter=Backend.Adapter.IMPORTED)
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(ServiceError) as caught:
         services.static_run_create(name="r", dataset=dataset, backends=[imported])
-    assert "旧系统" in caught.value.message_dict["backends"][0]
+    assert "旧系统" in caught.value.errors["backends"]
 
     backend = retrieval_backend("检索-A", dataset)
     other = retrieval_backend("检索-B", dataset)
@@ -114,11 +115,11 @@ def test_an_imported_system_cannot_answer_and_a_campaign_must_be_static_and_hold
         datasets=[dataset],
         created_by=None,
     )
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(ServiceError) as caught:
         services.static_run_create(
             name="r", dataset=dataset, backends=[backend], campaign=interactive
         )
-    assert "不是静态生成模式" in caught.value.message_dict["campaign"][0]
+    assert "不是静态生成模式" in caught.value.errors["campaign"]
 
     static = campaign_create(
         name="静态",
@@ -128,11 +129,11 @@ def test_an_imported_system_cannot_answer_and_a_campaign_must_be_static_and_hold
         datasets=[dataset],
         created_by=None,
     )
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(ServiceError) as caught:
         services.static_run_create(
             name="r", dataset=dataset, backends=[backend, other], campaign=static
         )
-    assert "检索-B" in caught.value.message_dict["backends"][0]
+    assert "检索-B" in caught.value.errors["backends"]
     run = services.static_run_create(name="r", dataset=dataset, backends=[backend], campaign=static)
     assert run.campaign == static
 
@@ -143,10 +144,13 @@ def test_execute_stores_each_answer_as_a_single_turn_dialogue_with_the_reference
     a = retrieval_backend("检索-A", dataset)
     b = retrieval_backend("检索-B", dataset, method="bm25")
     run = services.static_run_create(name="r", dataset=dataset, backends=[a, b])
+    assert run.campaign.status == Campaign.Status.DRAFT
 
     run = services.static_run_execute(run=run)
 
-    assert run.status == StaticRun.Status.DONE
+    assert run.status == JobStatus.DONE
+    run.campaign.refresh_from_db()
+    assert run.campaign.status == Campaign.Status.CLOSED  # not "draft" once its run is done
     assert (run.progress_done, run.progress_total) == (20, 20)
     assert run.started_at is not None and run.finished_at is not None
     assert Dialogue.objects.filter(static_run=run).count() == 20
@@ -195,7 +199,7 @@ def test_execute_again_after_a_crash_answers_only_what_is_left_without_duplicate
     run = services.static_run_execute(run=run)
     again = services.static_run_execute(run=run)  # a second delivery of the task: a no-op
 
-    assert again.status == run.status == StaticRun.Status.DONE
+    assert again.status == run.status == JobStatus.DONE
     assert run.progress_done == 10
     assert Dialogue.objects.count() == 10
     assert set(Dialogue.objects.values_list("pk", flat=True)) >= first_dialogues - {
@@ -235,7 +239,7 @@ def test_each_backend_gets_at_most_its_concurrency_limit_and_backends_run_in_par
             finished.set()
             watcher.join()
 
-    assert run.status == StaticRun.Status.DONE
+    assert run.status == JobStatus.DONE
     assert (slow.max_in_flight, other.max_in_flight) == (3, 2)
     assert (slow.completed, other.completed) == (12, 12)
     assert overlap == [True]
@@ -257,7 +261,7 @@ def test_failures_are_recorded_per_sample_and_retry_answers_them(monkeypatch):
         run = services.static_run_create(name="r", dataset=dataset, backends=[backend])
         run = services.static_run_execute(run=run)
 
-        assert run.status == StaticRun.Status.FAILED
+        assert run.status == JobStatus.FAILED
         failed = list(run.items.filter(status="failed").order_by("sample__index"))
         assert [i.sample.external_id for i in failed] == ["s0", "s1"]
         assert all("500" in i.error and i.attempts == 1 for i in failed)
@@ -268,7 +272,7 @@ def test_failures_are_recorded_per_sample_and_retry_answers_them(monkeypatch):
         assert (run.status, run.progress_done, queued) == ("pending", 4, [run.pk])
         run = services.static_run_execute(run=run)
 
-    assert run.status == StaticRun.Status.DONE and run.progress_done == 6
+    assert run.status == JobStatus.DONE and run.progress_done == 6
     retried = run.items.get(sample__external_id="s0")
     assert (retried.status, retried.attempts, retried.error) == ("done", 2, "")
     assert Dialogue.objects.count() == 6
@@ -279,7 +283,7 @@ def test_retry_is_refused_while_the_run_is_still_going():
     dataset = make_dataset(n=2)
     backend = retrieval_backend("检索-A", dataset)
     run = services.static_run_create(name="r", dataset=dataset, backends=[backend])
-    with pytest.raises(ValidationError):
+    with pytest.raises(ServiceError):
         services.static_run_retry_failed(run=run)
 
 
@@ -289,9 +293,9 @@ def test_cancel_before_the_worker_starts_cancels_at_once_and_nothing_is_answered
     backend = retrieval_backend("检索-A", dataset)
     run = services.static_run_create(name="r", dataset=dataset, backends=[backend])
     run = services.static_run_cancel(run=run)
-    assert run.status == StaticRun.Status.CANCELLED and run.finished_at is not None
+    assert run.status == JobStatus.CANCELLED and run.finished_at is not None
     run = services.static_run_execute(run=run)  # the queued task arrives afterwards
-    assert run.status == StaticRun.Status.CANCELLED
+    assert run.status == JobStatus.CANCELLED
     assert not Dialogue.objects.exists()
 
 
@@ -312,7 +316,7 @@ def test_cancel_during_the_run_stops_between_items_and_retry_resumes(monkeypatch
         run = services.static_run_execute(run=run)
         canceller.join()
 
-        assert run.status == StaticRun.Status.CANCELLED
+        assert run.status == JobStatus.CANCELLED
         done = run.items.filter(status="done").count()
         assert 3 <= done < 10
         assert run.items.filter(status="pending").count() == 10 - done
@@ -320,5 +324,5 @@ def test_cancel_during_the_run_stops_between_items_and_retry_resumes(monkeypatch
 
         assert services.static_run_retry_failed(run=run) == 10 - done
         run = services.static_run_execute(run=run)
-    assert run.status == StaticRun.Status.DONE
+    assert run.status == JobStatus.DONE
     assert Dialogue.objects.count() == 10

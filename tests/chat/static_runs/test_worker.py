@@ -9,10 +9,12 @@ import subprocess
 import pytest
 from django.db.models import Count
 from django.urls import reverse
+from django.utils import timezone
 
-from chat import tasks
 from chat.models import Dialogue, StaticRun, StaticRunItem
 from chat.services import static_runs as services
+from core.jobs import jobs_sweep
+from core.models import JobStatus
 from tests.chat.fake_openai import FakeOpenAI
 from tests.chat.static_runs.helpers import (
     make_dataset,
@@ -53,7 +55,7 @@ def test_a_run_created_in_the_ui_is_answered_by_the_worker_with_both_retrieval_b
     assert response["Location"] == reverse("chat:static-run-detail", args=[run.pk])
 
     wait_for(lambda: run_finished(run), timeout=90, what="the worker to finish the run")
-    assert run.status == StaticRun.Status.DONE, run.error
+    assert run.status == JobStatus.DONE, run.error
     assert (run.progress_done, run.progress_total) == (12, 12)
     assert Dialogue.objects.filter(static_run=run, status="accepted").count() == 12
 
@@ -85,7 +87,7 @@ def test_a_run_resumes_after_the_worker_is_killed_without_duplicate_answers(
         os.kill(celery_worker_process.pid, signal.SIGKILL)
         celery_worker_process.wait(timeout=10)
         run.refresh_from_db()
-        assert run.status == StaticRun.Status.RUNNING and answered() < 8
+        assert run.status == JobStatus.RUNNING and answered() < 8
 
         env = {**os.environ, "DATABASE_URL": database_url_for_subprocess()}
         second = subprocess.Popen(
@@ -96,15 +98,17 @@ def test_a_run_resumes_after_the_worker_is_killed_without_duplicate_answers(
             stderr=subprocess.DEVNULL,
         )
         try:
-            # What the broker does with the unacknowledged task once its visibility timeout
-            # passes: deliver it again.
-            tasks.static_run_execute.delay(run.pk)
+            # The dead worker's lease runs out (JOB_LEASE_SECONDS; skipped here), then the
+            # sweeper that Celery beat runs sends the run again (tests/core/test_job_recovery.py
+            # does it all with a real beat and real time).
+            StaticRun.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now())
+            assert jobs_sweep().redispatched == {"static_run": [run.pk]}
             wait_for(lambda: run_finished(run), timeout=90, what="the resumed run")
         finally:
             second.terminate()
             second.wait(timeout=15)
 
-    assert run.status == StaticRun.Status.DONE, run.error
+    assert run.status == JobStatus.DONE, run.error
     assert run.progress_done == 8
     per_item = Dialogue.objects.filter(static_run=run).values("static_item").annotate(n=Count("id"))
     assert len(per_item) == 8 and {row["n"] for row in per_item} == {1}

@@ -8,9 +8,10 @@ from scipy import stats
 
 from metrics.analysis import bootstrap
 from metrics.analysis.bootstrap import batched_correlation, bootstrap_systems, bootstrap_units
+from metrics.analysis.correlation import Method
 
 SCIPY = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
-METHODS = ("pearson", "spearman", "kendall")
+METHODS: tuple[Method, ...] = ("pearson", "spearman", "kendall")
 
 
 def test_unit_replicates_equal_scipy_on_each_resample_ties_included() -> None:
@@ -52,11 +53,11 @@ def test_missing_values_are_resampled_over_each_pairs_complete_rows() -> None:
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_batched_correlation_matches_scipy(method: str) -> None:
+def test_batched_correlation_matches_scipy(method: Method) -> None:
     rng = np.random.default_rng(4)
     x = rng.normal(size=(5, 9, 2))
     y = np.round(rng.normal(size=(5, 9, 3)))
-    out = batched_correlation(x, y, method)  # type: ignore[arg-type]
+    out = batched_correlation(x, y, method)
     for b in range(5):
         for i in range(2):
             for j in range(3):
@@ -104,7 +105,7 @@ def test_unit_intervals_cover_the_population_correlation() -> None:
         "kendall": 2 / np.pi * np.arcsin(rho),
     }
     rng = np.random.default_rng(2024)
-    covered = {method: 0 for method in METHODS}
+    covered = dict.fromkeys(METHODS, 0)
     trials = 150
     for _ in range(trials):
         x, y = _bivariate(rng, 60, rho)

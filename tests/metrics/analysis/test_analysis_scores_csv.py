@@ -7,11 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from metrics.analysis.scores import ScoreFileError, ScoreRow, load_score_csv, score_csv_text
+from metrics.analysis.scores import (
+    ScoreFileError,
+    ScoreKind,
+    ScoreRow,
+    load_score_csv,
+    score_csv_text,
+)
 
 
-def _load(text: str, kind: str = "metric") -> list[ScoreRow]:
-    return load_score_csv(io.StringIO(text), kind=kind, name="M.csv")  # type: ignore[arg-type]
+def _load(text: str, kind: ScoreKind = "metric") -> list[ScoreRow]:
+    return load_score_csv(io.StringIO(text), kind=kind, name="M.csv")
 
 
 def test_it_loads_rows_with_optional_item_and_ignores_extra_columns() -> None:

@@ -141,9 +141,9 @@ def test_progress_is_reported_up_to_done() -> None:
 
 def test_bad_configuration_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown method 'pearsn'"):
-        StudyConfig(level="turn", methods=("pearsn",))  # type: ignore[arg-type]
+        StudyConfig(level="turn", methods=("pearsn",))  # type: ignore[arg-type]  # a typo on purpose
     with pytest.raises(ValueError, match="level must be one of"):
-        StudyConfig(level="session")  # type: ignore[arg-type]
+        StudyConfig(level="session")  # type: ignore[arg-type]  # refused on purpose
     with pytest.raises(ValueError, match="cannot be negative"):
         StudyConfig(level="turn", bootstrap=-1)
 

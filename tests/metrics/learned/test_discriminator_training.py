@@ -89,7 +89,7 @@ def test_a_failure_is_recorded_and_can_be_retried(
     def broken(*args, **kwargs):
         raise RuntimeError("out of memory")
 
-    monkeypatch.setattr(services, "train_discriminator", broken)
+    monkeypatch.setattr("metrics.scorers.discriminator.model.train_discriminator", broken)
     with pytest.raises(RuntimeError):
         services.discriminator_train(version.pk)
     version.refresh_from_db()

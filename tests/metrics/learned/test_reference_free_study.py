@@ -6,7 +6,7 @@ from django.test import override_settings
 
 from chat.models import Turn
 from metrics.models import JobStatus, Report
-from metrics.services import discriminators, metric_runs, reports
+from metrics.services import discriminators, metric_run_scoring, metric_runs, reports
 from tests.metrics.learned.test_discriminator_training import TINY, toy_dataset
 from tests.metrics.reference_free.conftest import build_tiny_causal_lm
 from tests.metrics.reports.factories import msde_study
@@ -43,8 +43,8 @@ def test_fed_cond_and_a_trained_discriminator_join_a_dialogue_level_report(
         created_by=researcher,
     )
     for chunk_id in run.chunks.values_list("pk", flat=True):
-        metric_runs.metric_run_score_chunk(chunk_id=chunk_id)
-    metric_runs.metric_run_finish(run_id=run.pk)
+        metric_run_scoring.metric_run_score_chunk(chunk_id=chunk_id)
+    metric_run_scoring.metric_run_finish(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == JobStatus.DONE and run.unavailable == {}, run.unavailable
     per_dialogue = run.scores.filter(level="dialogue")

@@ -27,29 +27,44 @@ def scorer(tiny_lm_dir):
     return FollowupScorer.load(tiny_lm_dir)
 
 
-def direct_nll(scorer, dialogue, followup, budget=None):
-    """Mean token NLL of the follow-up given the history, and of the whole sequence, computed by
-    hand from one forward pass over ``EOS t1 EOS ... tn EOS f``."""
+def layout_ids(scorer, dialogue, followup):
+    """History and follow-up ids, built independently of the scorer: for ``fed``, fed.py's text
+    ``"<|endoftext|> " + " <|endoftext|> ".join(turns) + " <|endoftext|> " + f`` tokenized whole
+    and cut after its last separator; for ``eos``, ``EOS t1 EOS ... tn EOS f`` from pieces."""
     tokenizer, eos = scorer.tokenizer, scorer.tokenizer.eos_token_id
+    if scorer.layout == "fed":
+        text = tokenizer.eos_token + "".join(f" {t} {tokenizer.eos_token}" for t in dialogue)
+        ids = tokenizer(f"{text} {followup}", add_special_tokens=False)["input_ids"]
+        cut = len(ids) - ids[::-1].index(eos)
+        return ids[:cut], ids[cut:]
     history = [eos]
     for turn in dialogue:
         history += tokenizer(turn, add_special_tokens=False)["input_ids"] + [eos]
+    return history, tokenizer(followup, add_special_tokens=False)["input_ids"]
+
+
+def direct_nll(scorer, dialogue, followup, budget=None, normalisation="mean"):
+    """Token NLL (mean, or sum) of the follow-up given the history, and of the whole sequence,
+    computed by hand from one forward pass over the scorer's layout."""
+    eos = scorer.tokenizer.eos_token_id
+    history, followup_ids = layout_ids(scorer, dialogue, followup)
     if budget is not None and len(history) > budget:
         history = [eos] + history[len(history) - budget + 1 :]
-    followup_ids = tokenizer(followup, add_special_tokens=False)["input_ids"]
     sequence = torch.tensor([history + followup_ids], device=scorer.device)
     with torch.no_grad():
         log_probs = scorer.model(sequence).logits[0].double().log_softmax(-1)
     token_nll = -log_probs[:-1].gather(1, sequence[0, 1:, None])[:, 0]
+    if normalisation == "sum":
+        return token_nll[len(history) - 1 :].sum().item(), token_nll.sum().item()
     return token_nll[len(history) - 1 :].mean().item(), token_nll.mean().item()
 
 
-def expected_scores(scorer, dialogue, language, variant, level):
+def expected_scores(scorer, dialogue, language, variant, level, normalisation="mean"):
     followups = load_followups(language)
     items = followups.select(level)
     texts = {t for item in items for t in (*item.positive, *item.negative, item.tag)}
     texts |= set(followups.full)
-    nll = {t: direct_nll(scorer, dialogue, t) for t in texts}
+    nll = {t: direct_nll(scorer, dialogue, t, normalisation=normalisation) for t in texts}
     conditional = {t: pair[0] for t, pair in nll.items()}
     joint = {t: pair[1] for t, pair in nll.items()}
 
@@ -85,6 +100,37 @@ def test_scores_equal_a_direct_computation_from_the_logits(scorer, variant, leve
 
     expected = [expected_scores(scorer, d, "en", variant, level) for d in DIALOGUES[:2]]
     np.testing.assert_allclose(scores, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("layout", ["fed", "eos"])
+@pytest.mark.parametrize("normalisation", ["mean", "sum"])
+def test_layouts_and_normalisations_equal_a_direct_computation(tiny_lm_dir, layout, normalisation):
+    scorer = FollowupScorer.load(tiny_lm_dir, layout=layout)
+    for variant, level in (("fed", "all"), ("fed-cond", "turn"), ("full", "all")):
+        scores = followup_scores(
+            DIALOGUES[:2], scorer, "en", variant, level, normalisation=normalisation
+        )
+        expected = [
+            expected_scores(scorer, d, "en", variant, level, normalisation) for d in DIALOGUES[:2]
+        ]
+        np.testing.assert_allclose(scores, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_the_fed_layout_puts_spaces_around_turns_as_fed_py_does(tiny_lm_dir):
+    scorer = FollowupScorer.load(tiny_lm_dir)
+    space = scorer.tokenizer.convert_tokens_to_ids(" ")
+    assert scorer.layout == "fed"
+    assert scorer.turn_ids("Hi") == [space, *scorer.encode("Hi"), space]
+    assert scorer.followup_ids("Wow") == [space, *scorer.encode("Wow")]
+    eos_scorer = FollowupScorer.load(tiny_lm_dir, layout="eos")
+    assert eos_scorer.turn_ids("Hi") == scorer.encode("Hi")
+
+
+def test_sum_normalisation_reaches_the_magnitude_of_seed_004s_selected_scores(scorer):
+    mean = followup_scores(DIALOGUES[:1], scorer, "en", "fed-cond", "all")
+    summed = followup_scores(DIALOGUES[:1], scorer, "en", "fed-cond", "all", normalisation="sum")
+    # a sum over the follow-up's tokens is several times the per-token mean
+    assert abs(summed[0]) > 3 * abs(mean[0])
 
 
 def test_kv_cache_path_equals_plain_path(scorer):
@@ -123,7 +169,7 @@ def test_long_history_keeps_its_last_tokens_within_the_model_limit(short_lm_dir)
     scorer = FollowupScorer.load(short_lm_dir)
     long_dialogue = [f"Turn number {n} talks about cats and dogs." for n in range(12)]
     texts = ["Tell me more!", "I'm really interested in learning more about this."]
-    budget = scorer.max_length - max(len(scorer.encode(t)) for t in texts)
+    budget = scorer.max_length - max(len(scorer.followup_ids(t)) for t in texts)
 
     cached = scorer.likelihoods([long_dialogue], texts, use_cache=True)
     plain = scorer.likelihoods([long_dialogue], texts, use_cache=False)

@@ -34,6 +34,7 @@ def test_followup_scores_equal_the_kernel_at_each_unit(tiny_lm_dir, unit, level)
         np.testing.assert_allclose(results[name].per_response, expected, rtol=1e-6)
         assert results[name].corpus == pytest.approx(expected.mean())
         assert "items:shipped" in results[name].signature
+        assert "|norm:mean|layout:fed|" in results[name].signature
     full = followup.followup_scores(dialogues, tiny_lm_dir, "zh", "full")
     np.testing.assert_allclose(results["full"].per_response, full, rtol=1e-6)
 
@@ -53,6 +54,23 @@ def test_selected_variant_uses_the_chosen_items(tiny_lm_dir):
     )
     np.testing.assert_allclose(result["fed-cond-selected"].per_response, expected, rtol=1e-6)
     assert "items:interesting,fluent" in result["fed-cond-selected"].signature
+
+
+def test_the_token_sum_setting_is_named_in_the_signature(tiny_lm_dir):
+    settings = {
+        "lang": "zh",
+        "followup_model": str(tiny_lm_dir),
+        "followup_normalisation": "sum",
+        "followup_layout": "eos",
+    }
+    result = score(["fed-cond"], HYPS, contexts=CONTEXTS, settings=settings)["fed-cond"]
+    dialogues = [[*c, h] for c, h in zip(CONTEXTS, HYPS, strict=True)]
+    scorer = followup.FollowupScorer.load(tiny_lm_dir, layout="eos")
+    expected = followup.followup_scores(
+        dialogues, scorer, "zh", "fed-cond", "turn", normalisation="sum"
+    )
+    np.testing.assert_allclose(result.per_response, expected, rtol=1e-6)
+    assert "|norm:sum|layout:eos|" in result.signature
 
 
 def test_missing_models_are_unavailable_not_numbers(tmp_path):

@@ -208,3 +208,20 @@ def test_table2_layout():
 
     assert (report.accuracy, report.precision, report.recall, report.f1) == (0.5, 0.5, 0.5, 0.5)
     assert table.splitlines()[1].split() == ["AB-LSTM-bi-MLP"] + ["0.5000"] * 4
+
+
+def test_an_empty_context_is_the_empty_sentence_and_never_nan(trained):
+    """A model turn that opens the dialogue has no query: attention over the one zero-embedding
+    padding step, not over nothing (which gave NaN and, through RUBER's min-max, NaN for all)."""
+    model = trained.model
+    assert model.config.attention
+    contexts = ["", "t3w0 t3w1 t3w2", ""]
+    replies = ["t3w2 t3w1 t3w0", "t3w2 t3w1", ""]
+    scores = model.score(contexts, replies)
+    assert np.isfinite(scores).all()
+    # batching does not change a row: each equals its score alone
+    for index in range(3):
+        alone = model.score([contexts[index]], [replies[index]])
+        np.testing.assert_allclose(scores[index], alone[0], rtol=1e-5)
+    blended = model.ruber_scores(contexts, replies, ["t3w1 t3w0", "t3w1", "t3w1"])
+    assert np.isfinite(blended).all()

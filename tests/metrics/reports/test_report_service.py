@@ -274,6 +274,8 @@ def test_a_computed_report_records_provenance_and_writes_every_file(scored) -> N
             "campaign": "交互采集",
             "rubric": "likert",
             "version": 1,
+            "min_raters": 1,
+            "rater_shortfalls": [],
         }
     ]
     assert report.provenance["metric_runs"][0]["signatures"] == {"f1": "f1|tok:char|v:scorers-1"}
@@ -328,3 +330,20 @@ def test_a_rater_added_later_changes_the_human_side(scored) -> None:
     after = dict(zip(second.systems[0].systems, second.systems[0].human, strict=True))
     changed = {name for name in SYSTEMS if before[name] != after[name]}
     assert changed == {study.rated[0].backend.name}
+
+
+def test_a_report_names_the_systems_rated_by_fewer_raters_than_the_rubric_asks(scored) -> None:
+    """Seed 001: ≥ 3 raters single-turn; the likert study's two raters are enough for likert
+    (min_raters 1), but a seed 001 rubric on the same job flags every system."""
+    study, run = scored
+    from annotation.models import Rubric
+
+    spec = dict(study.job.rubric.spec, min_raters=3)
+    study.job.rubric = Rubric.objects.create(key="likert-3", version=1, spec=spec)
+    study.job.save(update_fields=["rubric"])
+    report = computed(metric_runs=[run.pk], rating_jobs=[study.job.pk], bootstrap=100)
+    (rubric,) = report.provenance["rubrics"]
+    assert rubric["min_raters"] == 3
+    assert rubric["rater_shortfalls"] == [
+        {"backend": name, "n_raters": 2} for name in sorted(SYSTEMS)
+    ]

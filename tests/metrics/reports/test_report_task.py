@@ -92,7 +92,7 @@ def test_a_worker_computes_the_report_and_writes_every_file(celery_worker_proces
         assert system in json.dumps(report.results, ensure_ascii=False)
     kinds = {name.split("_", 1)[0] for name in figures}
     assert kinds == {"heatmap", "systems", "metrics", "distributions"}
-    assert all((name.endswith(".png") or name.endswith(".svg")) for name in figures)
+    assert all(name.endswith((".png", ".svg")) for name in figures)
 
 
 def test_a_report_that_cannot_be_computed_fails_with_the_reason(celery_worker_process) -> None:

@@ -272,3 +272,42 @@ def test_the_import_page_shows_the_error_and_stores_nothing(scored, researcher_c
     html = response.content.decode()
     assert 'id="import-error"' in html and "row 2, column &#x27;unit&#x27;" in html
     assert not MetricRun.objects.filter(source="imported").exists()
+
+
+def test_the_detail_page_warns_about_systems_with_fewer_raters_than_the_rubric(
+    done_report, researcher_client
+) -> None:
+    url = reverse("metrics:report-detail", args=[done_report.pk])
+    assert 'id="rater-shortfalls-' not in researcher_client.get(url).content.decode()
+    (rubric,) = done_report.provenance["rubrics"]
+    rubric.update(min_raters=3, rater_shortfalls=[{"backend": "系统甲", "n_raters": 2}])
+    done_report.save(update_fields=["provenance"])
+    html = researcher_client.get(url).content.decode()
+    warning = html[html.index(f'id="rater-shortfalls-{rubric["job"]}"') :]
+    assert "至少 3 位评分人" in warning[:600] and "系统甲：2 位评分人" in warning[:900]
+
+
+def test_the_form_offers_only_metrics_with_scores_and_rated_dimensions_by_label(
+    scored, researcher_client
+) -> None:
+    from tests.metrics.reports.factories import finished_run as run_with
+
+    study, run = scored
+    run.metrics = ["f1", "bleurt"]  # bleurt was unavailable: no score
+    run.save()
+    run_with(study.static, "未打分", metrics=["meteor"])
+    html = researcher_client.get(reverse("metrics:report-create")).content.decode()
+    assert 'name="metrics" value="f1"' in html
+    assert 'value="bleurt"' not in html and 'value="meteor"' not in html
+    assert re.search(r'name="dimensions" value="naturalness"[^>]*>\s*[^<(]+\(naturalness\)', html)
+    assert 'value="overall"' in html
+
+
+def test_the_report_page_names_dimensions_by_their_labels(done_report, researcher_client):
+    html = researcher_client.get(
+        reverse("metrics:report-detail", args=[done_report.pk])
+    ).content.decode()
+    header = html[
+        html.index('id="correlations"') : html.index("</thead>", html.index('id="correlations"'))
+    ]
+    assert "naturalness" not in header and "总体" in header

@@ -2,42 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 
 from metrics.models import MetricRun
 from tests.conftest import REPO_ROOT
-from tests.helpers import database_url_for_subprocess
+from tests.helpers import start_worker_process
 
 
 def start_worker() -> subprocess.Popen:
     """Another worker process like the ``celery_worker_process`` fixture's (to replace a
     killed one)."""
-    env = {**os.environ, "DATABASE_URL": database_url_for_subprocess()}
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "-Q",
-            "default,chat,metrics,gpu",
-            "--pool=solo",
-            "--loglevel=WARNING",
-            "--without-heartbeat",
-            "--without-mingle",
-            "--without-gossip",
-        ],
-        cwd=REPO_ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    return start_worker_process(REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def wait_for(run: MetricRun, done: Callable[[MetricRun], bool], timeout: float = 120) -> MetricRun:

@@ -12,6 +12,8 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from metrics.models import MetricRun
+from metrics.scorers.registry import PRESETS
+from metrics.services import metric_run_scoring
 from metrics.services import metric_runs as services
 from tests.metrics.runs.expected import stored_scores
 from tests.metrics.runs.factories import make_study
@@ -23,8 +25,8 @@ METRICS = ["f1", "bleu-2", "dist-1"]
 
 def score_now(run: MetricRun) -> MetricRun:
     for chunk_id in run.chunks.values_list("pk", flat=True):
-        services.metric_run_score_chunk(chunk_id=chunk_id)
-    services.metric_run_finish(run_id=run.pk)
+        metric_run_scoring.metric_run_score_chunk(chunk_id=chunk_id)
+    metric_run_scoring.metric_run_finish(run_id=run.pk)
     run.refresh_from_db()
     return run
 
@@ -237,6 +239,6 @@ def test_the_command_creates_a_run_and_names_bad_input(capsys, monkeypatch):
         '{"profile": "lic"}',
     )
     run = MetricRun.objects.get()
-    assert run.metrics == list(services.PRESETS["seed002-extra"])
+    assert run.metrics == list(PRESETS["seed002-extra"])
     assert run.metric_settings == {"profile": "lic"}
     assert f"metric run {run.pk}:" in capsys.readouterr().out

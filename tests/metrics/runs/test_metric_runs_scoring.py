@@ -9,6 +9,8 @@ import pytest
 
 from chat.models import Campaign, Dialogue, Turn
 from metrics.models import JobStatus, MetricRun, MetricScore
+from metrics.scorers.registry import PRESETS, score
+from metrics.services import metric_run_scoring
 from metrics.services import metric_runs as services
 from tests.metrics.runs.expected import expected_scores, stored_scores
 from tests.metrics.runs.factories import make_study
@@ -20,8 +22,8 @@ LEXICAL = ["f1", "bleu-1", "bleu-2", "rouge-l", "dist-1", "dist-2", "cider", "le
 
 def run_all_chunks(run: MetricRun) -> None:
     for chunk_id in run.chunks.values_list("pk", flat=True):
-        services.metric_run_score_chunk(chunk_id=chunk_id)
-    services.metric_run_finish(run_id=run.pk)
+        metric_run_scoring.metric_run_score_chunk(chunk_id=chunk_id)
+    metric_run_scoring.metric_run_finish(run_id=run.pk)
     run.refresh_from_db()
 
 
@@ -142,8 +144,8 @@ def test_bad_input_is_refused_naming_the_field(researcher, kwargs, field, messag
 
 
 def test_presets_expand_to_the_papers_metric_sets():
-    assert services.check_metric_names(["msde16"]) == list(services.PRESETS["msde16"])
-    assert len(services.PRESETS["msde16"]) == 16
+    assert services.check_metric_names(["msde16"]) == list(PRESETS["msde16"])
+    assert len(PRESETS["msde16"]) == 16
     assert services.check_metric_names(["MSDE 16", "seed002-extra", "f1"])[-1] == "length"
 
 
@@ -177,9 +179,9 @@ def test_an_uploaded_answer_file_is_scored_like_a_static_run(researcher):
     assert run.campaign.mode == Campaign.Mode.STATIC
     run_all_chunks(run)
     turns = {s.dialogue.external_id: s.value for s in run.scores.filter(level="turn", metric="f1")}
-    expected = services.score(
-        ["f1"], ["我喜欢看电影", "去爬山"], [["我也喜欢看电影"], ["周末去爬山"]]
-    )["f1"].per_response
+    expected = score(["f1"], ["我喜欢看电影", "去爬山"], [["我也喜欢看电影"], ["周末去爬山"]])[
+        "f1"
+    ].per_response
     assert turns == pytest.approx({"a": expected[0], "b": expected[1]})
     dialogue = run.campaign.dialogues.get(external_id="a")
     assert [t.speaker for t in dialogue.turns.order_by("index")] == [
@@ -262,11 +264,11 @@ def test_english_neural_metrics_run_offline_on_the_packaged_minilm(researcher):
     assert len(values) == 2 * 2 * 2 and all(0.5 < v <= 1.0 for v in values)
 
 
-def test_model_heavy_chunks_go_to_the_gpu_queue_only_with_cuda(monkeypatch):
-    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
-    assert services.chunk_queue("neural") == "metrics"
-    monkeypatch.setattr("torch.cuda.is_available", lambda: True)
-    assert [services.chunk_queue(f) for f in ("neural", "follow-up", "bleu")] == [
+def test_model_heavy_chunks_go_to_the_gpu_queue_only_where_configured(settings):
+    settings.GPU_QUEUE = False
+    assert metric_run_scoring.chunk_queue("neural") == "metrics"
+    settings.GPU_QUEUE = True
+    assert [metric_run_scoring.chunk_queue(f) for f in ("neural", "follow-up", "bleu")] == [
         "gpu",
         "gpu",
         "metrics",
@@ -305,9 +307,9 @@ def test_a_static_run_target_scores_only_each_answer_not_the_copied_context(rese
     run_all_chunks(run)
     turns = set(run.scores.filter(level="turn").values_list("turn_id", flat=True))
     assert turns == {t.pk for t in answers}
-    expected = services.score(
-        ["length"], [t.text for t in answers], None, [["你好", "你好呀", "?"]] * 3
-    )["length"]
+    expected = score(["length"], [t.text for t in answers], None, [["你好", "你好呀", "?"]] * 3)[
+        "length"
+    ]
     system = run.scores.get(level="system", metric="length", group="knowledge")
     assert system.value == pytest.approx(expected.corpus)
 

@@ -82,7 +82,7 @@ def test_reference_embeddings_are_reused_across_systems(
     encoded: list[str] = []
     original = bertscore_module.BertScorer.token_ids
 
-    def spy(self, sentences):  # type: ignore[no-untyped-def]
+    def spy(self, sentences):
         encoded.extend(sentences)
         return original(self, sentences)
 

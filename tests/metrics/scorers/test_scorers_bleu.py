@@ -66,7 +66,7 @@ def test_it_matches_nltk_sentence_and_corpus(corpus, method: str) -> None:
 
 def test_the_signature_names_tokenizer_and_smoothing() -> None:
     result = score(["bleu-2"], ["你 好"], [["你好", "您好"]])["bleu-2"]
-    assert result.signature.startswith("bleu-2|nrefs:2|lang:zh|prof:default.v1|tok:zh-char|")
+    assert result.signature.startswith("bleu-2|nrefs:2|lang:zh|prof:default.v2|tok:zh-char|")
     assert "smooth:exp" in result.signature
 
 

@@ -38,11 +38,16 @@ LIC_REFS = [["我 也 喜欢 猫"], ["今天 天气 很 好"], ["好"]]
 
 
 def test_lic_profile_follows_the_competition_script() -> None:
-    names = ["f1", "bleu-1", "bleu-2", "dist-1", "dist-2"]
+    names = ["f1", "char-f1", "bleu-1", "bleu-2", "dist-1", "dist-2"]
     r = score(names, LIC_HYPS, LIC_REFS, settings=Settings(profile="lic"))
-    # F1 on characters: hits 4/6/1, predicted chars 4/6/3, gold chars 5/6/1
-    assert r["f1"].per_response.tolist() == pytest.approx([8 / 9, 1.0, 2 / 4])
-    assert r["f1"].corpus == pytest.approx(2 * 11 / (13 + 12))  # micro
+    # F1 on the tokens as given (the published LIC 2021 / MSDE F1): hits 3/0/1 of hypothesis
+    # tokens 3/1/3 and reference tokens 4/4/1 -> 6/7, 0 (one unsegmented token), 1/2
+    assert r["f1"].per_response.tolist() == pytest.approx([6 / 7, 0.0, 1 / 2])
+    # micro: P = 4/7, R = 4/9 -> F1 = 2 * 4 / (7 + 9)
+    assert r["f1"].corpus == pytest.approx(8 / 16)
+    # DuConv calc_f1 on characters: hits 4/6/1, predicted chars 4/6/3, gold chars 5/6/1
+    assert r["char-f1"].per_response.tolist() == pytest.approx([8 / 9, 1.0, 2 / 4])
+    assert r["char-f1"].corpus == pytest.approx(2 * 11 / (13 + 12))  # micro
     # corpus BLEU: c = 3 + 1 + 3 = 7 tokens, r = 4 + 4 + 1 = 9, BP = exp(1 - 9/7)
     # unigrams matched 3 + 0 + 1 of 7; bigrams (keys joined: 我喜欢, 喜欢猫 | - | 好好 x2)
     # matched 1 (喜欢猫) of 4
@@ -55,7 +60,35 @@ def test_lic_profile_follows_the_competition_script() -> None:
     assert r["dist-1"].corpus == pytest.approx(5 / 7)
     assert r["dist-2"].corpus == pytest.approx(3 / 4)
     assert r["f1"].signature.startswith("f1|nrefs:1|lang:zh|prof:lic|tok:split-space|")
+    assert "|unit:token|avg:micro|ref:first|" in r["f1"].signature
+    assert "|unit:char|avg:micro|ref:first|def:duconv-calc_f1|" in r["char-f1"].signature
+    assert r["char-f1"].corpus_kind == "micro"
     assert r["bleu-2"].corpus_kind == "corpus-bleu" and r["f1"].corpus_kind == "micro"
+
+
+def test_lic_token_f1_clips_repeated_tokens_and_pools_counts_over_the_corpus() -> None:
+    # "a a b" vs "a c": clipped hits 1 (a), P = 1/3, R = 1/2 -> F1 = 2/5;
+    # "x y" vs "x y z w": hits 2, P = 1, R = 1/2 -> F1 = 2/3.
+    # Pooled: hits 3, hyp tokens 5, ref tokens 6 -> F1 = 6/11 (not the mean of 2/5 and 2/3).
+    r = score(
+        ["f1"],
+        ["a a b", "x y"],
+        [["a c"], ["x y z w"]],
+        settings=Settings(profile="lic", lang="en"),
+    )["f1"]
+    assert r.per_response.tolist() == pytest.approx([2 / 5, 2 / 3])
+    assert r.corpus == pytest.approx(6 / 11)
+
+
+def test_char_f1_under_the_default_profile_counts_normalised_characters_first_reference() -> None:
+    # default profile: NFKC and CJK-internal spaces removed, then characters of the joined tokens.
+    # 今天天气很好 vs 今天 天气 很 好 (first reference): all 6 characters hit; the second,
+    # better-matching reference is ignored as in the DuConv script (one reference per line).
+    r = score(["char-f1"], ["今天天气很好", "好好"], [["今天 天气 很 好", "x"], ["坏", "好好"]])
+    assert r["char-f1"].per_response.tolist() == pytest.approx([1.0, 0.0])
+    # pooled: hits 6, predicted 8, gold 7
+    assert r["char-f1"].corpus == pytest.approx(2 * 6 / (8 + 7))
+    assert "|prof:default.v" in r["char-f1"].signature
 
 
 def test_lic_joins_ngram_keys_without_a_separator_as_the_script_does() -> None:
@@ -124,9 +157,9 @@ def test_word_tokenizers() -> None:
 
 
 def test_profiles_are_named_in_signatures() -> None:
-    assert text_profile("zh").signature == "prof:default.v1|tok:zh-char|case:mixed"
+    assert text_profile("zh").signature == "prof:default.v2|tok:zh-char|case:mixed"
     assert text_profile("zh", tokenizer="zh-jieba").signature.startswith(
-        "prof:default.v1|tok:zh-jieba-0.42"
+        "prof:default.v2|tok:zh-jieba-0.42"
     )
     assert "ja-sudachi-A-" in text_profile("ja", tokenizer="ja-sudachi").signature
     assert text_profile("en", profile="lic").signature == "prof:lic|tok:split-space|case:mixed"

@@ -1,0 +1,377 @@
+"""Where a reply in flight lives: an append-only event stream per utterance, plus its claim.
+
+One interface, two implementations chosen by `settings.CHAT_REPLY_STREAMS_URL`:
+
+- `redis://…` — `RedisReplyStreams`: a Redis Stream per utterance (XADD per batch of chunks,
+  XREAD BLOCK to follow it) and a claim key set with `SET NX PX` (compare-and-set scripts to
+  hand it over, renew and release). Every web process and every `chat` worker sees the same
+  streams, so any process can serve any reply, and the claim makes the backend call happen once.
+- `memory://` — `MemoryReplyStreams`: the same semantics in this process's memory, for the
+  embedded default (SQLite, no Redis), where one web process generates and serves every reply.
+
+Event ids increase within a stream and are what SSE `Last-Event-ID` carries back, so a client
+that reconnects (to any process) continues right after the last event it received.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+import time
+import weakref
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, cast
+from urllib.parse import urlsplit
+
+from django.conf import settings
+
+CHUNK = "chunk"  # data: {"t": text}
+RESET = "reset"  # an earlier generation died mid-reply: the text so far is void, a new one starts
+SAVED = "saved"  # data: the saved turn and the dialogue's state (see collection._saved_payload)
+FAILED = "failed"  # data: {"kind": ..., "detail": ...}
+TERMINAL = frozenset({SAVED, FAILED})
+
+# Ids as the two implementations write them: "17" (memory), "1732400000000-0" (Redis).
+EVENT_ID = re.compile(r"^\d{1,20}(-\d{1,20})?$")
+
+
+@dataclass(frozen=True)
+class StreamEvent:
+    id: str
+    kind: str
+    data: dict[str, Any]
+
+    @property
+    def terminal(self) -> bool:
+        return self.kind in TERMINAL
+
+
+class ReplyStreams(Protocol):
+    """What the chat needs from the place replies in flight live (see the module docstring)."""
+
+    async def claim(
+        self, key: str, owner: str, ttl_s: float, *, replace: str | None = None
+    ) -> bool:
+        """Take the claim if nobody holds it (or if `replace` holds it); True when taken."""
+
+    async def renew(self, key: str, owner: str, ttl_s: float) -> bool:
+        """Extend the claim held by `owner`; False when it is no longer theirs."""
+
+    async def release(self, key: str, owner: str) -> None:
+        """Drop the claim if `owner` still holds it."""
+
+    async def holder(self, key: str) -> str | None:
+        """Who holds the claim now (None when nobody does)."""
+
+    async def append(self, key: str, kind: str, data: dict[str, Any], *, ttl_s: float) -> str:
+        """Add an event; the stream expires `ttl_s` after its last append. Returns its id."""
+
+    async def read(self, key: str, after: str, *, block_s: float) -> list[StreamEvent]:
+        """Events after id `after` ("0": from the start), waiting up to `block_s` for one."""
+
+    async def last(self, key: str) -> StreamEvent | None:
+        """The stream's last event, None when the stream is empty or gone."""
+
+    async def discard_failed(self, key: str) -> bool:
+        """Delete the stream if its last event is `failed` (a retry); True when deleted."""
+
+
+# No command waits longer than this for Redis (a blocked XREAD waits at most half of it).
+_SOCKET_TIMEOUT_S = 30.0
+
+
+def _claim_key(key: str) -> str:
+    return f"{key}:claim"
+
+
+# --- Redis --------------------------------------------------------------------------------
+
+# KEYS[1] claim key; ARGV: owner, ttl ms, the holder it may replace ("" for none).
+_CLAIM = """
+local current = redis.call('GET', KEYS[1])
+if current == false or (ARGV[3] ~= '' and current == ARGV[3]) then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0
+"""
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+_DISCARD_FAILED = """
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+if #last == 1 then
+  local fields = last[1][2]
+  for i = 1, #fields, 2 do
+    if fields[i] == 'k' and fields[i + 1] == 'failed' then
+      redis.call('DEL', KEYS[1])
+      return 1
+    end
+  end
+end
+return 0
+"""
+
+
+class RedisReplyStreams:
+    """Reply streams in Redis (`redis.asyncio`).
+
+    A client belongs to one event loop, so there is one per loop (the web server has one; the
+    tests and the Celery worker run others). A blocked XREAD holds one connection while it waits:
+    a web process following N replies uses about N connections (see docs/scaling.md).
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._lock = threading.Lock()
+
+    def _client(self) -> Any:
+        import redis.asyncio as aioredis
+
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            client = self._clients.get(loop)
+            if client is None:
+                # redis-py's defaults (a 5 s socket timeout, 100 connections that fail beyond)
+                # would cut a blocked XREAD and refuse the 101st listener: a listener holds a
+                # connection while it waits, so allow many and let a burst wait for one.
+                pool = aioredis.BlockingConnectionPool.from_url(
+                    self.url,
+                    decode_responses=True,
+                    max_connections=settings.CHAT_REDIS_MAX_CONNECTIONS,
+                    timeout=30,
+                    socket_timeout=_SOCKET_TIMEOUT_S,
+                )
+                client = aioredis.Redis(connection_pool=pool)
+                self._clients[loop] = client
+        return client
+
+    async def _script(self, script: str, keys: list[str], args: list[Any]) -> int:
+        return int(await self._client().eval(script, len(keys), *keys, *args))
+
+    async def claim(
+        self, key: str, owner: str, ttl_s: float, *, replace: str | None = None
+    ) -> bool:
+        ms = max(1, int(ttl_s * 1000))
+        return bool(await self._script(_CLAIM, [_claim_key(key)], [owner, ms, replace or ""]))
+
+    async def renew(self, key: str, owner: str, ttl_s: float) -> bool:
+        ms = max(1, int(ttl_s * 1000))
+        return bool(await self._script(_RENEW, [_claim_key(key)], [owner, ms]))
+
+    async def release(self, key: str, owner: str) -> None:
+        await self._script(_RELEASE, [_claim_key(key)], [owner])
+
+    async def holder(self, key: str) -> str | None:
+        return cast(str | None, await self._client().get(_claim_key(key)))
+
+    async def append(self, key: str, kind: str, data: dict[str, Any], *, ttl_s: float) -> str:
+        payload = json.dumps(data, ensure_ascii=False)
+        async with self._client().pipeline(transaction=False) as pipe:
+            pipe.xadd(key, {"k": kind, "d": payload})
+            pipe.expire(key, max(1, int(ttl_s)))
+            event_id, _ = await pipe.execute()
+        return cast(str, event_id)
+
+    async def read(self, key: str, after: str, *, block_s: float) -> list[StreamEvent]:
+        block_ms = max(1, int(min(block_s, _SOCKET_TIMEOUT_S / 2) * 1000))
+        reply = await self._client().xread({key: after}, block=block_ms)
+        if not reply:
+            return []
+        # redis-py gives a list [[key, entries]] (RESP2) or a dict {key: [entries]} (RESP3).
+        entries = reply[0][1] if isinstance(reply, list) else next(iter(reply.values()))[0]
+        return [_decode(event_id, fields) for event_id, fields in entries]
+
+    async def last(self, key: str) -> StreamEvent | None:
+        entries = await self._client().xrevrange(key, count=1)
+        return _decode(*entries[0]) if entries else None
+
+    async def discard_failed(self, key: str) -> bool:
+        return bool(await self._script(_DISCARD_FAILED, [key], []))
+
+
+def _decode(event_id: str, fields: dict[str, str]) -> StreamEvent:
+    return StreamEvent(id=event_id, kind=fields["k"], data=json.loads(fields["d"]))
+
+
+# --- In memory (one process) ----------------------------------------------------------------
+
+
+@dataclass
+class _MemoryStream:
+    events: list[StreamEvent] = field(default_factory=list)
+    expires_at: float = 0.0
+    # Readers waiting for the next append: (their loop, their future). Woken thread-safely, as
+    # the test process runs the server's loop and its own in different threads.
+    waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(
+        default_factory=list
+    )
+
+
+class MemoryReplyStreams:
+    """The same streams and claims in this process's memory (the embedded default)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._streams: dict[str, _MemoryStream] = {}
+        self._claims: dict[str, tuple[str, float]] = {}
+        self._next_id = 0
+
+    def _purge(self, now: float) -> None:
+        for key in [k for k, s in self._streams.items() if s.expires_at <= now and not s.waiters]:
+            del self._streams[key]
+        for key in [k for k, (_, until) in self._claims.items() if until <= now]:
+            del self._claims[key]
+
+    def _live_claim(self, key: str, now: float) -> str | None:
+        held = self._claims.get(key)
+        return held[0] if held is not None and held[1] > now else None
+
+    async def claim(
+        self, key: str, owner: str, ttl_s: float, *, replace: str | None = None
+    ) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            self._purge(now)
+            current = self._live_claim(key, now)
+            if current is not None and (replace is None or current != replace):
+                return False
+            self._claims[key] = (owner, now + ttl_s)
+            return True
+
+    async def renew(self, key: str, owner: str, ttl_s: float) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            if self._live_claim(key, now) != owner:
+                return False
+            self._claims[key] = (owner, now + ttl_s)
+            return True
+
+    async def release(self, key: str, owner: str) -> None:
+        with self._lock:
+            if self._live_claim(key, time.monotonic()) == owner:
+                del self._claims[key]
+
+    async def holder(self, key: str) -> str | None:
+        with self._lock:
+            return self._live_claim(key, time.monotonic())
+
+    async def append(self, key: str, kind: str, data: dict[str, Any], *, ttl_s: float) -> str:
+        # A JSON round trip, as Redis does: readers never share mutable data with the writer.
+        data = json.loads(json.dumps(data, ensure_ascii=False))
+        now = time.monotonic()
+        with self._lock:
+            stream = self._stream(key, now)
+            self._next_id += 1
+            event = StreamEvent(id=str(self._next_id), kind=kind, data=data)
+            stream.events.append(event)
+            stream.expires_at = now + ttl_s
+            waiters, stream.waiters = stream.waiters, []
+        for loop, future in waiters:
+            try:
+                loop.call_soon_threadsafe(_wake, future)
+            except RuntimeError:  # that reader's loop is closed
+                continue
+        return event.id
+
+    def _stream(self, key: str, now: float) -> _MemoryStream:
+        stream = self._streams.get(key)
+        if stream is None or (stream.expires_at <= now and stream.events):
+            stream = self._streams[key] = _MemoryStream(expires_at=now + 60)
+        return stream
+
+    async def read(self, key: str, after: str, *, block_s: float) -> list[StreamEvent]:
+        after_n = int(after.split("-", 1)[0])
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            stream = self._stream(key, time.monotonic())
+            found = [e for e in stream.events if int(e.id) > after_n]
+            if found:
+                return found
+            future: asyncio.Future[None] = loop.create_future()
+            stream.waiters.append((loop, future))
+        try:
+            await asyncio.wait_for(asyncio.shield(future), timeout=block_s)
+        except TimeoutError:
+            pass
+        finally:
+            with self._lock:
+                if (loop, future) in stream.waiters:
+                    stream.waiters.remove((loop, future))
+        with self._lock:
+            return [e for e in stream.events if int(e.id) > after_n]
+
+    async def last(self, key: str) -> StreamEvent | None:
+        with self._lock:
+            stream = self._streams.get(key)
+            if stream is None or not stream.events or stream.expires_at <= time.monotonic():
+                return None
+            return stream.events[-1]
+
+    async def discard_failed(self, key: str) -> bool:
+        with self._lock:
+            stream = self._streams.get(key)
+            if stream is None or not stream.events or stream.events[-1].kind != FAILED:
+                return False
+            stream.events.clear()
+            stream.expires_at = time.monotonic() + 60
+            return True
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+# --- Which one ------------------------------------------------------------------------------
+
+_instances: dict[str, ReplyStreams] = {}
+_instances_lock = threading.Lock()
+
+
+def reply_streams() -> ReplyStreams:
+    """The implementation `settings.CHAT_REPLY_STREAMS_URL` names (one instance per URL)."""
+    url = settings.CHAT_REPLY_STREAMS_URL
+    with _instances_lock:
+        streams = _instances.get(url)
+        if streams is None:
+            streams = _instances[url] = _build(url)
+    return streams
+
+
+def _build(url: str) -> ReplyStreams:
+    scheme = urlsplit(url).scheme
+    if scheme == "memory":
+        return MemoryReplyStreams()
+    if scheme in ("redis", "rediss", "unix"):
+        return RedisReplyStreams(url)
+    raise ValueError(
+        f"CHAT_REPLY_STREAMS_URL: unknown scheme {scheme!r} in {url!r} "
+        "(expected memory:// or redis://host:port/db)"
+    )
+
+
+def uses_workers() -> bool:
+    """True when replies are generated by `chat` workers (shared streams), False when the web
+    process that received the utterance generates it (in-memory streams)."""
+    return not isinstance(reply_streams(), MemoryReplyStreams)
+
+
+async def gather_quietly(*aws: Awaitable[Any]) -> None:
+    """Await clean-ups that must not hide the error being handled."""
+    await asyncio.gather(*aws, return_exceptions=True)

@@ -1,0 +1,434 @@
+"""Operations on background jobs, written once for every kind (see :mod:`core.models`).
+
+How a job survives a worker crash:
+
+1. A task **claims** its row (`job_claim`): a compare-and-set that succeeds only while the row is
+   pending or running, not cancelled, and nobody holds a live lease. The claim writes a lease
+   owner token and an expiry ``JOB_LEASE_SECONDS`` ahead.
+2. While it works, a **heartbeat** thread (`Heartbeat`) renews the lease every
+   ``JOB_HEARTBEAT_SECONDS``. The renewal is also the cancel checkpoint: it fails once a cancel was
+   asked for (or another worker took the lease over), and the work stops at its next step.
+3. A worker that dies (a pool process or the whole worker killed, a machine gone) stops renewing.
+   The **sweeper** (`jobs_sweep`, a Celery beat task every ``JOB_SWEEP_INTERVAL`` seconds) finds
+   rows whose lease ran out and sends their task again; the new task claims the row and goes on
+   from what is stored (the writes are idempotent). A row that was sent but never claimed for
+   ``JOB_PENDING_TIMEOUT`` seconds (a lost message) is sent again too, and a row claimed
+   ``JOB_MAX_ATTEMPTS`` times without finishing fails with the reason instead of killing
+   workers forever.
+
+Kinds register themselves (`register_job_kind`) from their app's ``ready()``: `core` imports no
+app, the apps tell it how to send their tasks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import threading
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import connections, transaction
+from django.db.models import F, Q, QuerySet
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from core.errors import ServiceError
+from core.models import ACTIVE, FINISHED, Job, JobStatus, Leased
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "ACTIVE",
+    "FINISHED",
+    "Heartbeat",
+    "JobCancelled",
+    "JobStatus",
+    "JobStillRunning",
+    "job_cancel",
+    "job_claim",
+    "job_dispatched",
+    "job_finish",
+    "job_heartbeat",
+    "job_is_live",
+    "job_progress",
+    "job_reset",
+    "job_retry",
+    "jobs_sweep",
+    "new_lease_owner",
+    "register_job_kind",
+]
+
+
+class JobCancelled(Exception):
+    """Raised at a checkpoint of a job whose cancel was asked for (or whose lease was lost)."""
+
+
+class JobStillRunning(ValueError):
+    """A retry or resume of a job that a live worker still holds."""
+
+
+def _rows(model: type[Leased]) -> QuerySet[Any, Any]:
+    """Every row of a leased model, typed loosely: the helpers below filter on `Job` fields
+    only after checking that the model is a `Job`."""
+    return model._default_manager.all()
+
+
+def lease_seconds() -> float:
+    return float(settings.JOB_LEASE_SECONDS)
+
+
+def new_lease_owner() -> str:
+    """A token naming one execution of one task (unique across workers and machines)."""
+    return uuid.uuid4().hex
+
+
+def _live_lease(now: datetime) -> Q:
+    return Q(lease_expires_at__gt=now)
+
+
+def _pending_cutoff(now: datetime) -> datetime:
+    return now - timedelta(seconds=float(settings.JOB_PENDING_TIMEOUT))
+
+
+# --- The worker side -------------------------------------------------------------------------
+
+
+def job_dispatched(model: type[Leased], pks: list[int] | int) -> None:
+    """Record that tasks for these rows were sent now (the sweeper's clock for lost messages)."""
+    ids = [pks] if isinstance(pks, int) else list(pks)
+    _rows(model).filter(pk__in=ids).update(dispatched_at=timezone.now())
+
+
+def job_claim(model: type[Leased], pk: int, *, owner: str) -> bool:
+    """Take the row for this execution; False when there is nothing to do for it (finished,
+    cancelled, or another worker holds a live lease). A pending job that was cancelled before
+    any worker came ends cancelled here."""
+    now = timezone.now()
+    if issubclass(model, Job):
+        _rows(model).filter(pk=pk, status__in=ACTIVE, cancel_requested=True).exclude(
+            _live_lease(now)
+        ).update(status=JobStatus.CANCELLED, finished_at=now, lease_owner="", lease_expires_at=None)
+    rows = _rows(model).filter(pk=pk, status__in=ACTIVE).exclude(_live_lease(now))
+    if issubclass(model, Job):
+        rows = rows.filter(cancel_requested=False)
+    claimed = rows.update(
+        status=JobStatus.RUNNING,
+        lease_owner=owner,
+        lease_expires_at=now + timedelta(seconds=lease_seconds()),
+        heartbeat_at=now,
+        attempts=F("attempts") + 1,
+    )
+    if claimed and issubclass(model, Job):
+        _rows(model).filter(pk=pk, started_at__isnull=True).update(started_at=now)
+    return bool(claimed)
+
+
+def job_heartbeat(model: type[Leased], pk: int, *, owner: str) -> bool:
+    """Renew the lease; False when the work must stop (cancel asked, lease lost, job ended)."""
+    now = timezone.now()
+    rows = _rows(model).filter(pk=pk, lease_owner=owner, status=JobStatus.RUNNING)
+    if issubclass(model, Job):
+        rows = rows.filter(cancel_requested=False)
+    if rows.update(lease_expires_at=now + timedelta(seconds=lease_seconds()), heartbeat_at=now):
+        return True
+    # A row this connection cannot see (deleted, or not committed yet where the work runs inside
+    # a caller's transaction) is no reason to stop: the work's own writes decide then.
+    return not _rows(model).filter(pk=pk).exists()
+
+
+class Heartbeat:
+    """Renews a lease from a background thread while the work runs in this one.
+
+    ``with Heartbeat(Model, pk, owner=owner) as beat:`` ... ``beat.check()`` at each checkpoint
+    raises :class:`JobCancelled` once a renewal failed. The thread uses its own database
+    connection and closes it when it stops.
+    """
+
+    def __init__(self, model: type[Leased], pk: int, *, owner: str) -> None:
+        self.model, self.pk, self.owner = model, pk, owner
+        self.stopped = threading.Event()  # the work must stop (set by a failed renewal)
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"heartbeat-{model.__name__}-{pk}")
+        self._thread.daemon = True
+
+    def _run(self) -> None:
+        interval = float(settings.JOB_HEARTBEAT_SECONDS)
+        try:
+            while not self._done.wait(interval):
+                try:
+                    if not job_heartbeat(self.model, self.pk, owner=self.owner):
+                        self.stopped.set()
+                        return
+                except Exception:  # noqa: BLE001 - a database blip: the next beat tries again
+                    logger.warning("heartbeat of %s %s failed", self.model.__name__, self.pk)
+        finally:
+            connections.close_all()
+
+    def check(self) -> None:
+        if self.stopped.is_set():
+            raise JobCancelled(f"{self.model.__name__} {self.pk}")
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+
+def job_progress(
+    model: type[Job], pk: int, *, done: int | None = None, add: int = 0, total: int | None = None
+) -> None:
+    """Set (``done``) or advance (``add``) a running job's progress, and its total if given."""
+    fields: dict[str, Any] = {}
+    if total is not None:
+        fields["progress_total"] = total
+    if done is not None:
+        fields["progress_done"] = done
+    elif add:
+        fields["progress_done"] = F("progress_done") + add
+    if fields:
+        _rows(model).filter(pk=pk, status=JobStatus.RUNNING).update(**fields)
+
+
+def job_finish(
+    model: type[Leased],
+    pk: int,
+    *,
+    status: str,
+    owner: str | None = None,
+    error: str = "",
+    **fields: Any,
+) -> bool:
+    """End an active job with a final status (and other fields), releasing its lease.
+
+    With ``owner``, only the execution holding the lease may end it (one that lost its lease to
+    another worker changes nothing). A job whose cancel was asked for ends ``cancelled`` unless
+    it failed. Returns whether the row was ended by this call.
+    """
+    if status not in FINISHED:
+        raise ValueError(f"not a final status: {status}")
+    rows = _rows(model).filter(pk=pk, status__in=ACTIVE)
+    if owner is not None:
+        rows = rows.filter(lease_owner=owner)
+    values: dict[str, Any] = {
+        "status": status,
+        "lease_owner": "",
+        "lease_expires_at": None,
+        **fields,
+    }
+    if issubclass(model, Job):
+        values.update(error=error, finished_at=timezone.now())
+        if status == JobStatus.DONE:
+            ended = rows.filter(cancel_requested=True).update(
+                **{**values, "status": JobStatus.CANCELLED}
+            )
+            if ended:
+                return True
+    elif error:
+        values["error"] = error
+    return bool(rows.update(**values))
+
+
+# --- The researcher side ---------------------------------------------------------------------
+
+
+def job_is_live(job: Job, *, now: datetime | None = None) -> bool:
+    """Whether a worker holds the job or its task is still on its way to one."""
+    now = now or timezone.now()
+    if job.status not in ACTIVE:
+        return False
+    if job.lease_expires_at is not None:
+        return job.lease_expires_at > now
+    sent = job.dispatched_at or job.created_at
+    return sent is not None and sent > _pending_cutoff(now) and not job.cancel_requested
+
+
+def job_cancel(*, job: Job) -> bool:
+    """Cancel a job; False when it had already ended.
+
+    A job no worker holds (pending, or whose worker died) ends ``cancelled`` at once; a running
+    one is asked to stop and ends at its next checkpoint — or, if its worker dies first, at the
+    next sweep. Either way it ends.
+    """
+    model, now = type(job), timezone.now()
+    with transaction.atomic():
+        asked = _rows(model).filter(pk=job.pk, status__in=ACTIVE).update(cancel_requested=True)
+        _rows(model).filter(pk=job.pk, status__in=ACTIVE).exclude(_live_lease(now)).update(
+            status=JobStatus.CANCELLED, finished_at=now, lease_owner="", lease_expires_at=None
+        )
+    job.refresh_from_db()
+    return bool(asked)
+
+
+def job_reset(*, job: Job, **fields: Any) -> None:
+    """Put a job that is not running back to pending (for a retry); raises
+    :class:`JobStillRunning` while a live worker holds it. The caller sends its task."""
+    model = type(job)
+    if job_is_live(job):
+        raise JobStillRunning(_("任务仍在运行，结束或取消后才能重试。"))
+    _rows(model).filter(pk=job.pk).update(
+        status=JobStatus.PENDING,
+        cancel_requested=False,
+        error="",
+        finished_at=None,
+        attempts=0,
+        lease_owner="",
+        lease_expires_at=None,
+        dispatched_at=None,
+        **fields,
+    )
+    job.refresh_from_db()
+
+
+def job_retry(
+    *, job: Job, refused: type[ServiceError], done: str, enqueue: Callable[[], None]
+) -> None:
+    """Run again a job that is not done and that no worker holds (failed, cancelled, or its
+    worker died): reset its progress, and ``enqueue`` once the transaction commits. A done or
+    still running job is refused with ``refused(message, field="status")``; ``done`` is the
+    message for a done one."""
+    if job.status == JobStatus.DONE:
+        raise refused(done, field="status")
+    try:
+        job_reset(job=job, progress_done=0)
+    except JobStillRunning as exc:
+        raise refused(str(exc), field="status") from exc
+    transaction.on_commit(enqueue)
+
+
+# --- The sweeper -----------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class JobKind:
+    """How the sweeper treats one leased model.
+
+    ``dispatch(pk)`` sends the row's task; ``eligible`` (a ``Q``, or a function of the sweep's
+    time returning one) narrows which active rows are swept (a metric run's chunks only while
+    their run is active); ``after_sweep(now)`` does the kind's
+    own housekeeping (finishing metric runs whose chunks have all ended) and returns how many
+    rows it changed; ``created_field`` is the row's creation time (a path for a unit of a job).
+    """
+
+    model: type[Leased]
+    dispatch: Callable[[int], None]
+    eligible: Q | Callable[[datetime], Q] = dataclasses.field(default_factory=Q)
+    after_sweep: Callable[[datetime], int] | None = None
+    created_field: str = "created_at"
+
+
+JOB_KINDS: dict[str, JobKind] = {}
+
+
+def register_job_kind(
+    name: str,
+    *,
+    model: type[Leased],
+    dispatch: Callable[[int], None],
+    eligible: Q | Callable[[datetime], Q] | None = None,
+    after_sweep: Callable[[datetime], int] | None = None,
+    created_field: str = "created_at",
+) -> None:
+    JOB_KINDS[name] = JobKind(
+        model=model,
+        dispatch=dispatch,
+        eligible=eligible or Q(),
+        after_sweep=after_sweep,
+        created_field=created_field,
+    )
+
+
+@dataclasses.dataclass
+class SweepResult:
+    redispatched: dict[str, list[int]] = dataclasses.field(default_factory=dict)
+    cancelled: dict[str, list[int]] = dataclasses.field(default_factory=dict)
+    failed: dict[str, list[int]] = dataclasses.field(default_factory=dict)
+    housekeeping: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _stale(now: datetime) -> Q:
+    """Active rows nobody works on: the lease ran out, or the task was sent (or the row
+    created) longer than the pending timeout ago and no worker ever claimed it."""
+    expired = Q(lease_expires_at__lte=now)
+    never_claimed = Q(lease_expires_at__isnull=True, sent__lte=_pending_cutoff(now))
+    return Q(status__in=ACTIVE) & (expired | never_claimed)
+
+
+def _sweep_kind(name: str, kind: JobKind, now: datetime, result: SweepResult) -> None:
+    model = kind.model
+    is_job = issubclass(model, Job)
+    eligible = kind.eligible(now) if callable(kind.eligible) else kind.eligible
+    if is_job:
+        # A cancel whose worker died (or that came while nobody held the job) ends it now.
+        cancelled = list(
+            _rows(model)
+            .filter(eligible, status__in=ACTIVE, cancel_requested=True)
+            .exclude(_live_lease(now))
+            .values_list("pk", flat=True)
+        )
+        if cancelled:
+            _rows(model).filter(pk__in=cancelled, status__in=ACTIVE).update(
+                status=JobStatus.CANCELLED, finished_at=now, lease_owner="", lease_expires_at=None
+            )
+            result.cancelled[name] = cancelled
+    # Never sent (the process that created it died before its commit hook): its creation time.
+    rows = _rows(model).annotate(sent=Coalesce("dispatched_at", kind.created_field))
+    stale = rows.filter(eligible, _stale(now))
+    if is_job:
+        stale = stale.filter(cancel_requested=False)
+    max_attempts = int(settings.JOB_MAX_ATTEMPTS)
+    for pk, attempts in stale.values_list("pk", "attempts"):
+        with transaction.atomic():
+            # Compare-and-set on the state we saw: two sweepers never both send it.
+            again = (
+                _rows(model)
+                .filter(pk=pk, status__in=ACTIVE)
+                .filter(Q(lease_expires_at__lte=now) | Q(lease_expires_at__isnull=True))
+            )
+            if attempts >= max_attempts:
+                message = _(
+                    "执行此任务的 worker 已 %(n)d 次中途退出（进程被终止或内存不足），任务已停止。"
+                    "请检查 worker 日志后重试。"
+                ) % {"n": attempts}
+                values: dict[str, Any] = {
+                    "status": JobStatus.FAILED,
+                    "error": message,
+                    "lease_owner": "",
+                    "lease_expires_at": None,
+                }
+                if is_job:
+                    values["finished_at"] = now
+                if again.update(**values):
+                    result.failed.setdefault(name, []).append(pk)
+                continue
+            if again.update(lease_owner="", lease_expires_at=None, dispatched_at=now):
+                result.redispatched.setdefault(name, []).append(pk)
+                transaction.on_commit(functools.partial(kind.dispatch, pk))
+    if kind.after_sweep is not None:
+        result.housekeeping += kind.after_sweep(now)
+
+
+def jobs_sweep(*, now: datetime | None = None) -> SweepResult:
+    """Re-dispatch every abandoned job and unit, end cancelled ones, fail those that keep
+    killing their worker. Safe to run anywhere, any number of times, concurrently."""
+    now = now or timezone.now()
+    result = SweepResult()
+    for name, kind in JOB_KINDS.items():
+        try:
+            _sweep_kind(name, kind, now, result)
+        except Exception:  # one kind's trouble must not stop the others' recovery
+            logger.exception("sweeping %s failed", name)
+    if result.redispatched or result.cancelled or result.failed:
+        logger.warning("job sweep: %s", result.as_dict())
+    return result

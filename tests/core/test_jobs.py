@@ -1,0 +1,195 @@
+"""The one job model: claim, heartbeat, cancel, retry and the sweeper, on every kind of job."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.test import override_settings
+from django.utils import timezone
+
+from chat.models import StaticRun
+from chat.services import static_runs
+from core import jobs
+from core.jobs import JobStillRunning, job_cancel, job_claim, job_heartbeat, job_reset, jobs_sweep
+from core.models import JobStatus
+from metrics.models import FollowupSelection, MetricRun, Report, TrainedDiscriminator
+from tests.chat.static_runs.helpers import make_dataset, retrieval_backend
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def sent(monkeypatch) -> list[tuple[str, int]]:
+    """Record what the sweeper sends instead of sending it."""
+    calls: list[tuple[str, int]] = []
+    for name, kind in list(jobs.JOB_KINDS.items()):
+        monkeypatch.setitem(
+            jobs.JOB_KINDS,
+            name,
+            jobs.JobKind(
+                model=kind.model,
+                dispatch=lambda pk, name=name: calls.append((name, pk)),
+                eligible=kind.eligible,
+                after_sweep=kind.after_sweep,
+                created_field=kind.created_field,
+            ),
+        )
+    return calls
+
+
+def _run() -> StaticRun:
+    number = StaticRun.objects.count()
+    dataset = make_dataset(name=f"数据{number}", n=2)
+    backend = retrieval_backend(f"检索{number}", dataset)
+    return static_runs.static_run_create(name=f"任务{number}", dataset=dataset, backends=[backend])
+
+
+def test_every_background_job_shares_the_one_status_and_base() -> None:
+    from core.models import Job
+
+    for model in (StaticRun, MetricRun, Report, TrainedDiscriminator, FollowupSelection):
+        assert issubclass(model, Job)
+        assert model._meta.get_field("status").choices == JobStatus.choices
+        for field in ("started_at", "finished_at", "cancel_requested", "lease_expires_at"):
+            assert model._meta.get_field(field)
+
+
+def test_a_second_claim_is_refused_while_the_lease_lives_and_taken_once_it_ran_out() -> None:
+    run = _run()
+    assert job_claim(StaticRun, run.pk, owner="a")
+    assert not job_claim(StaticRun, run.pk, owner="b")
+    StaticRun.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now())
+    assert job_claim(StaticRun, run.pk, owner="b")
+    run.refresh_from_db()
+    assert (run.status, run.lease_owner, run.attempts) == (JobStatus.RUNNING, "b", 2)
+    assert run.started_at is not None
+    # The first worker, still alive somewhere, loses its heartbeat and stops.
+    assert not job_heartbeat(StaticRun, run.pk, owner="a")
+    assert job_heartbeat(StaticRun, run.pk, owner="b")
+
+
+def test_cancel_ends_a_job_whose_worker_died_at_once() -> None:
+    run = _run()
+    job_claim(StaticRun, run.pk, owner="dead")
+    StaticRun.objects.filter(pk=run.pk).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    static_runs.static_run_cancel(run=run)
+    run.refresh_from_db()
+    assert run.status == JobStatus.CANCELLED and run.finished_at is not None
+
+
+def test_cancel_of_a_live_job_stops_it_at_its_next_heartbeat() -> None:
+    run = _run()
+    job_claim(StaticRun, run.pk, owner="live")
+    assert job_cancel(job=run)
+    assert run.status == JobStatus.RUNNING and run.cancel_requested
+    assert not job_heartbeat(StaticRun, run.pk, owner="live")
+
+
+def test_retry_is_refused_while_a_worker_holds_the_job_and_allowed_once_it_died() -> None:
+    run = _run()
+    job_claim(StaticRun, run.pk, owner="w")
+    run.refresh_from_db()
+    with pytest.raises(JobStillRunning):
+        job_reset(job=run)
+    StaticRun.objects.filter(pk=run.pk).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    run.refresh_from_db()
+    assert static_runs.static_run_retry_failed(run=run) == 2
+    run.refresh_from_db()
+    assert run.status == JobStatus.PENDING and run.attempts == 0
+
+
+def test_the_sweeper_sends_a_job_whose_lease_ran_out_exactly_once(
+    sent, django_capture_on_commit_callbacks
+) -> None:
+    run = _run()
+    job_claim(StaticRun, run.pk, owner="dead")
+    StaticRun.objects.filter(pk=run.pk).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        first = jobs_sweep()
+        second = jobs_sweep()
+    assert first.redispatched == {"static_run": [run.pk]}
+    assert second.redispatched == {}
+    assert sent == [("static_run", run.pk)]
+
+
+def test_the_sweeper_leaves_live_and_recently_sent_jobs_alone(sent) -> None:
+    running, queued = _run(), _run()
+    job_claim(StaticRun, running.pk, owner="alive")
+    StaticRun.objects.filter(pk=queued.pk).update(dispatched_at=timezone.now())
+    result = jobs_sweep()
+    assert (result.redispatched, result.failed, result.cancelled) == ({}, {}, {})
+    assert sent == []
+
+
+@override_settings(JOB_PENDING_TIMEOUT=60)
+def test_the_sweeper_sends_again_a_job_whose_message_was_lost(
+    sent, django_capture_on_commit_callbacks
+) -> None:
+    run = _run()
+    StaticRun.objects.filter(pk=run.pk).update(dispatched_at=timezone.now() - timedelta(seconds=61))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert jobs_sweep().redispatched == {"static_run": [run.pk]}
+    assert sent == [("static_run", run.pk)]
+
+
+@override_settings(JOB_MAX_ATTEMPTS=3)
+def test_a_job_that_keeps_killing_its_worker_fails_with_the_reason(sent) -> None:
+    run = _run()
+    StaticRun.objects.filter(pk=run.pk).update(
+        status=JobStatus.RUNNING,
+        attempts=3,
+        lease_owner="x",
+        lease_expires_at=timezone.now() - timedelta(seconds=1),
+    )
+    result = jobs_sweep()
+    run.refresh_from_db()
+    assert result.failed == {"static_run": [run.pk]}
+    assert run.status == JobStatus.FAILED and "3" in run.error and run.finished_at
+    assert sent == []
+
+
+def test_the_sweeper_ends_a_cancelled_job_whose_worker_died(sent) -> None:
+    run = _run()
+    job_claim(StaticRun, run.pk, owner="dead")
+    StaticRun.objects.filter(pk=run.pk).update(
+        cancel_requested=True, lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    assert jobs_sweep().cancelled == {"static_run": [run.pk]}
+    run.refresh_from_db()
+    assert run.status == JobStatus.CANCELLED
+    assert sent == []
+
+
+def test_every_job_kind_is_registered_with_the_sweeper() -> None:
+    assert set(jobs.JOB_KINDS) >= {
+        "static_run",
+        "metric_run_chunk",
+        "report",
+        "trained_discriminator",
+        "followup_selection",
+    }
+
+
+def test_beat_runs_the_sweeper_on_the_configured_interval(settings) -> None:
+    entry = settings.CELERY_BEAT_SCHEDULE["jobs-sweep"]
+    assert entry["task"] == "core.jobs_sweep"
+    assert entry["schedule"] == settings.JOB_SWEEP_INTERVAL
+    assert settings.CELERY_TASK_REJECT_ON_WORKER_LOST and settings.CELERY_TASK_ACKS_LATE
+
+
+def test_the_procfile_and_compose_run_exactly_one_beat() -> None:
+    from tests.conftest import REPO_ROOT
+
+    procfile = (REPO_ROOT / "Procfile").read_text().splitlines()
+    assert [line for line in procfile if line.startswith("beat:")] == [
+        "beat: .venv/bin/celery -A config beat --loglevel=INFO"
+    ]
+    compose = (REPO_ROOT / "docker-compose.yml").read_text()
+    assert compose.count('"celery", "-A", "config", "beat"') == 1
