@@ -59,6 +59,10 @@ sys.path.insert(0, str(ROOT))
 
 REPLY = "我也很喜欢那部电影，陈凯歌导演的，张国荣和巩俐主演，一九九三年上映，拿过金棕榈奖。"
 CSRF = "b" * 32
+# The parts of a streamed turn's first-chunk time: the send POST (until its response), the stream
+# request (POST response → stream headers), send → the backend's request arriving (the POST,
+# the Celery job, the worker's plan), and the backend's first token → the client's first chunk.
+PHASES = ("send POST", "stream request", "send → backend called", "first token → client")
 
 
 # --- The fake backend, in its own process --------------------------------------------------
@@ -199,6 +203,8 @@ def delete_study(study: Study) -> None:
 class TurnRecord:
     key: str  # the utterance, which the fake backend saw as the last message
     sent_at: float
+    posted_at: float | None = None  # the send POST's response arrived
+    opened_at: float | None = None  # the stream's response headers arrived
     first_chunk_at: float | None = None
     saved_at: float | None = None
     text: str = ""
@@ -233,6 +239,7 @@ async def _read_stream(client, base: str, url: str, record: TurnRecord) -> bool:
     async with client.stream("GET", base + url, headers=headers) as stream:
         if stream.status_code != 200:
             raise RuntimeError(f"stream HTTP {stream.status_code}")
+        record.opened_at = record.opened_at or time.monotonic()
         if not last_id:
             record.text = ""  # a fresh stream replays what was streamed so far
         buffer = ""
@@ -295,6 +302,7 @@ async def chat(
                 if response.status_code == 200 or (
                     record.reconnects and response.status_code == 422
                 ):
+                    record.posted_at = time.monotonic()
                     break
                 log.errors.append(f"send {t}: HTTP {response.status_code} {response.text[:120]}")
                 return log
@@ -599,6 +607,7 @@ def run_scenario(sc: Scenario, *, count_ops: bool) -> dict[str, object]:
     records = [r for log in logs for r in log.turns]
     errors = [e for log in logs for e in log.errors]
     first_chunk, save = [], []
+    phases: dict[str, list[float]] = {name: [] for name in PHASES}
     for r in records:
         requests = calls.get(r.key) or []
         if not requests or len(requests[0]) < 3:
@@ -606,6 +615,12 @@ def run_scenario(sc: Scenario, *, count_ops: bool) -> dict[str, object]:
         received, first_token, last_token = requests[-1]
         if r.first_chunk_at is not None:
             first_chunk.append((r.first_chunk_at - r.sent_at - (first_token - received)) * 1000)
+            phases["send → backend called"].append((received - r.sent_at) * 1000)
+            phases["first token → client"].append((r.first_chunk_at - first_token) * 1000)
+            if r.posted_at is not None:
+                phases["send POST"].append((r.posted_at - r.sent_at) * 1000)
+                if r.opened_at is not None:
+                    phases["stream request"].append((r.opened_at - r.posted_at) * 1000)
         if r.saved_at is not None:
             save.append((r.saved_at - last_token) * 1000)
     duplicates = sum(len(v) - 1 for v in calls.values())
@@ -644,6 +659,7 @@ def run_scenario(sc: Scenario, *, count_ops: bool) -> dict[str, object]:
         "duplicates": duplicates,
         "errors": errors,
         "first_chunk": first_chunk,
+        "phases": phases,
         "save": save,
         "reconnects": sum(r.reconnects for r in records),
         "rss": rss.peak,
@@ -672,6 +688,15 @@ def report(result: dict[str, object]) -> None:
     print(
         "  first-chunk overhead (send → first chunk − backend TTFT): "
         f"p50 {percentile(first, 50):.0f} ms, p95 {percentile(first, 95):.0f} ms"
+    )
+    phases = result["phases"]
+    assert isinstance(phases, dict)
+    print(
+        "  where the first-chunk time goes (p50 / p95 ms): "
+        + "; ".join(
+            f"{name} {percentile(values, 50):.0f} / {percentile(values, 95):.0f}"
+            for name, values in phases.items()
+        )
     )
     print(
         f"  save overhead (last token → `saved`): p50 {percentile(save, 50):.0f} ms, "

@@ -39,11 +39,13 @@ pytestmark = [
 ]
 
 LEXICAL = ["f1", "bleu-1", "bleu-2", "rouge-l", "meteor", "dist-1", "dist-2", "cider", "length"]
-# Fast recovery for the test; production defaults are 10 s / 60 s / 30 s.
+# Fast recovery for the test; production defaults are 10 s / 60 s / 30 s / 300 s. The visibility
+# timeout brings back the tasks a killed worker had received but not started (decision 47).
 JOB_ENV = {
     "JOB_HEARTBEAT_SECONDS": "0.5",
     "JOB_LEASE_SECONDS": "3",
     "JOB_SWEEP_INTERVAL": "1",
+    "CELERY_VISIBILITY_TIMEOUT": "5",
 }
 
 
@@ -124,7 +126,27 @@ class Cluster:
                 os.killpg(proc.pid, signal.SIGKILL)
 
     def logs(self) -> str:
-        return "\n".join(p.read_text(errors="replace")[-3000:] for p in self.tmp.glob("*.log"))
+        """The worker logs' tails and, to tell a hang from slowness, where every thread of the
+        live worker's processes is now (py-spy; empty where ptrace is not allowed)."""
+        tails = [p.read_text(errors="replace")[-3000:] for p in sorted(self.tmp.glob("*.log"))]
+        return "\n".join([*tails, *map(_stacks, [self.worker.pid, *self._children()])])
+
+    def _children(self) -> list[int]:
+        try:
+            return self.pool_children()
+        except FileNotFoundError:
+            return []
+
+
+def _stacks(pid: int) -> str:
+    py_spy = Path(sys.executable).with_name("py-spy")
+    try:
+        done = subprocess.run(
+            [str(py_spy), "dump", "--pid", str(pid)], capture_output=True, text=True, timeout=30
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"py-spy dump {pid}: {exc}"
+    return f"py-spy dump {pid}:\n{done.stdout[-4000:]}{done.stderr[-500:]}"
 
 
 @pytest.fixture
