@@ -357,6 +357,54 @@ def percentile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of one process so far (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _pids_named(name: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip().startswith(name):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+class CpuUse:
+    """CPU seconds each tier spent during the run: the web processes, the chat worker, this
+    client, the fake model, PostgreSQL and Redis (all their processes), and the machine's idle
+    time — where a turn's CPU goes when the machine is saturated."""
+
+    def __init__(self, pids: dict[str, int]) -> None:
+        self.pids = {**pids, "client": os.getpid()}
+        self.before: dict[str, float] = {}
+        self.spent: dict[str, float] = {}
+
+    def _sample(self) -> dict[str, float]:
+        sample = {name: _cpu_seconds(pid) for name, pid in self.pids.items()}
+        for server in ("postgres", "redis-server"):
+            sample[server] = sum(_cpu_seconds(pid) for pid in _pids_named(server))
+        idle = Path("/proc/stat").read_text().split("\n", 1)[0].split()[4]
+        sample["idle (all cores)"] = int(idle) / os.sysconf("SC_CLK_TCK")
+        return sample
+
+    def __enter__(self) -> CpuUse:
+        self.before = self._sample()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        after = self._sample()
+        self.spent = {name: after[name] - self.before.get(name, 0.0) for name in after}
+
+
 class PeakRss:
     """Samples each process's VmHWM (peak resident set) from /proc while it lives."""
 
@@ -578,7 +626,7 @@ def run_scenario(sc: Scenario, *, count_ops: bool) -> dict[str, object]:
             logs = await asyncio.gather(*tasks)
             return list(logs), time.monotonic() - started
 
-        with PeakRss(pids) as rss:
+        with PeakRss(pids) as rss, CpuUse({**pids, "fake model": fake.pid}) as cpu:
             logs, elapsed = asyncio.run(load())
         if ops is not None:
             ops.__exit__()
@@ -663,6 +711,7 @@ def run_scenario(sc: Scenario, *, count_ops: bool) -> dict[str, object]:
         "save": save,
         "reconnects": sum(r.reconnects for r in records),
         "rss": rss.peak,
+        "cpu": cpu.spent,
         "load": load_avg,
         "commits": commits,
         "ops": ops.counts if ops is not None else None,
@@ -718,6 +767,13 @@ def report(result: dict[str, object]) -> None:
     rss = result["rss"]
     assert isinstance(rss, dict)
     print("  peak RSS: " + ", ".join(f"{name} {kb / 1024:.0f} MiB" for name, kb in rss.items()))
+    cpu = result["cpu"]
+    assert isinstance(cpu, dict)
+    if saved:
+        print(
+            "  CPU ms per turn: "
+            + ", ".join(f"{name} {seconds * 1000 / saved:.0f}" for name, seconds in cpu.items())
+        )
     load = result["load"]
     assert isinstance(load, tuple)
     print(f"  load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (2 cores)")

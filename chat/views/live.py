@@ -32,7 +32,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 from django_htmx.middleware import HtmxDetails
 
-from chat.models import Dialogue, Participant
+from chat.models import Dialogue, Participant, Turn
 from chat.selectors import collection as selectors
 from chat.services import campaigns, scenario_assignment
 from chat.services import collection as services
@@ -188,33 +188,49 @@ async def _refusal(request: HtmxHttpRequest, dialogue: Dialogue, errors: list[st
     return await _render(request, "chat/live_dialogue.html", context, status=422)
 
 
+def _sent_fragment(request: HtmxHttpRequest, dialogue: Dialogue, turn: Turn) -> HttpResponse:
+    """The htmx answer to a send: the new turn, the pending reply and the status bar (only
+    what `#sent` shows: not the whole page's context)."""
+    # (`dialogue` is as `user_turn_post` left it: it changes only `updated_at`.)
+    turns = selectors.dialogue_turns(dialogue=dialogue)
+    context = {
+        "dialogue": dialogue,
+        "dialogue_id": dialogue.pk,
+        "turn": turn,
+        "state": selectors.chat_state(dialogue=dialogue, turns=turns),
+        "alias": selectors.backend_alias(dialogue=dialogue),
+        "rate_while_chatting": dialogue.campaign.rate_while_chatting,
+        "oob": True,
+    }
+    return render(request, PARTS + "#sent", context)
+
+
 @require_POST
 @_crowdworker_view()
 async def dialogue_send(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    dialogue = await _worker_dialogue(request, pk)
+    text = request.POST.get("text", "")
+
+    def post() -> tuple[Dialogue, Turn, HttpResponse | None]:
+        # One trip to the database threads: the dialogue, the utterance, the fragment.
+        dialogue = selectors.worker_dialogue_get(user=request.user, pk=pk)
+        turn = services.user_turn_post(dialogue=dialogue, text=text)
+        fragment = _sent_fragment(request, dialogue, turn) if request.htmx else None
+        return dialogue, turn, fragment
+
     try:
-        turn = await services.in_db_thread(
-            services.user_turn_post, dialogue=dialogue, text=request.POST.get("text", "")
-        )
+        dialogue, turn, fragment = await services.in_db_thread(post)
     except services.UtteranceRefused as exc:
         errors = list(exc.messages)
         if exc.flagged:
             errors.append(_("不合格的发言次数过多，您的账号已被标记，研究者会进行核查。"))
-        return await _refusal(request, dialogue, errors)
+        return await _refusal(request, await _worker_dialogue(request, pk), errors)
     except services.CollectionError as exc:
-        return await _refusal(request, dialogue, [str(exc)])
+        return await _refusal(request, await _worker_dialogue(request, pk), [str(exc)])
     # The reply starts now, before the browser even asks for its stream.
     await services.reply_dispatch(utterance_id=turn.pk)
-    if not request.htmx:
+    if fragment is None:
         return redirect("chat:live-dialogue", pk=dialogue.pk)
-
-    def sent() -> HttpResponse:
-        # (`dialogue` is as `user_turn_post` left it: it changes only `updated_at`.)
-        context = _dialogue_context(request, dialogue)
-        context.update({"turn": turn, "oob": True})
-        return render(request, PARTS + "#sent", context)
-
-    return await services.in_db_thread(sent)
+    return fragment
 
 
 @require_POST

@@ -17,6 +17,18 @@ def test_every_middleware_is_async_capable_so_no_request_bounces_through_threads
     assert sync_only == []
 
 
+def test_no_middleware_hops_to_a_thread_per_hook_under_asgi():
+    # Django's MiddlewareMixin runs each hook with sync_to_async (core/loop_middleware.py).
+    from django.utils.deprecation import MiddlewareMixin
+
+    hopping = [
+        path
+        for path in settings.MIDDLEWARE
+        if getattr(import_string(path), "__acall__", None) is MiddlewareMixin.__acall__
+    ]
+    assert hopping == []
+
+
 @pytest.mark.django_db
 def test_static_files_are_still_served_under_asgi_and_other_paths_pass_through():
     async def flow():

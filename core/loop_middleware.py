@@ -1,0 +1,101 @@
+"""Django's middleware, run on the event loop instead of a thread per hook.
+
+Under ASGI, `MiddlewareMixin.__acall__` runs each `process_request` and `process_response` with
+`sync_to_async(thread_sensitive=True)`: with the nine built-in middlewares in `MIDDLEWARE`
+that is 17 thread hand-offs per request, on a thread created for the request. Profiled under
+`benchmarks/chat_load.py` (docs/scaling.md) it was a quarter of a web process's CPU and a wait
+behind the GIL at every hop. These hooks only read headers and cookies and set headers: they
+can run on the loop. The two that can reach the database are sent to a thread only when they
+will: `SessionMiddleware` when the session must be saved, `MessageMiddleware` when messages
+were added or shown (storing them may load the session). Under WSGI (the tests' client,
+`manage.py runserver`) they behave exactly as Django's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from csp.middleware import CSPMiddleware as CSPMiddlewareBase
+from django.conf import settings
+from django.contrib.auth.middleware import AuthenticationMiddleware as AuthenticationBase
+from django.contrib.messages.middleware import MessageMiddleware as MessageBase
+from django.contrib.sessions.middleware import SessionMiddleware as SessionBase
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
+from django.middleware.clickjacking import XFrameOptionsMiddleware as XFrameOptionsBase
+from django.middleware.common import CommonMiddleware as CommonBase
+from django.middleware.csrf import CsrfViewMiddleware as CsrfViewBase
+from django.middleware.locale import LocaleMiddleware as LocaleBase
+from django.middleware.security import SecurityMiddleware as SecurityBase
+
+
+class OnTheLoop:
+    """Mixin for a `MiddlewareMixin` subclass whose hooks do no I/O (see the module docstring).
+
+    `response_needs_thread` names the responses whose `process_response` may block.
+    """
+
+    get_response: Any
+
+    def response_needs_thread(self, request: HttpRequest, response: HttpResponseBase) -> bool:
+        return False
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
+        response = None
+        process_request = getattr(self, "process_request", None)
+        if process_request is not None:
+            response = process_request(request)
+        response = response or await self.get_response(request)
+        process_response = getattr(self, "process_response", None)
+        if process_response is not None:
+            if self.response_needs_thread(request, response):
+                response = await sync_to_async(process_response, thread_sensitive=True)(
+                    request, response
+                )
+            else:
+                response = process_response(request, response)
+        return response
+
+
+class SecurityMiddleware(OnTheLoop, SecurityBase):
+    pass
+
+
+class CSPMiddleware(OnTheLoop, CSPMiddlewareBase):
+    pass
+
+
+class SessionMiddleware(OnTheLoop, SessionBase):
+    def response_needs_thread(self, request: HttpRequest, response: HttpResponseBase) -> bool:
+        # `process_response` saves the session (a query) only then; otherwise it sets headers.
+        return request.session.modified or settings.SESSION_SAVE_EVERY_REQUEST
+
+
+class LocaleMiddleware(OnTheLoop, LocaleBase):
+    pass
+
+
+class CommonMiddleware(OnTheLoop, CommonBase):
+    pass
+
+
+class CsrfViewMiddleware(OnTheLoop, CsrfViewBase):
+    # (`process_view` is called by Django's handler, on a thread: the one hop left.)
+    pass
+
+
+class AuthenticationMiddleware(OnTheLoop, AuthenticationBase):
+    # `request.user` is lazy: the query runs where the view first reads it.
+    pass
+
+
+class MessageMiddleware(OnTheLoop, MessageBase):
+    def response_needs_thread(self, request: HttpRequest, response: HttpResponseBase) -> bool:
+        # Storing messages may read or write the session (the fallback storage).
+        storage = getattr(request, "_messages", None)
+        return storage is not None and bool(storage.used or storage.added_new)
+
+
+class XFrameOptionsMiddleware(OnTheLoop, XFrameOptionsBase):
+    pass
