@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import codecs
 import json
 import os
 import random
@@ -231,20 +232,21 @@ class Balancer:
         return alive[(w + attempt) % len(alive)]
 
 
-async def _read_stream(client, base: str, url: str, record: TurnRecord) -> bool:  # type: ignore[no-untyped-def]  # an httpx client, imported late
+async def _read_stream(client, base: str, url: str, record: TurnRecord) -> bool:  # type: ignore[no-untyped-def]  # an aiohttp session, imported late
     """Read one stream connection, noting each event's id on the record (a reconnect after a
     network error sends it as `Last-Event-ID`); True once `saved` arrived."""
     last_id = record.last_id
     headers = {"Last-Event-ID": last_id} if last_id else {}
-    async with client.stream("GET", base + url, headers=headers) as stream:
-        if stream.status_code != 200:
-            raise RuntimeError(f"stream HTTP {stream.status_code}")
+    async with client.get(base + url, headers=headers) as stream:
+        if stream.status != 200:
+            raise RuntimeError(f"stream HTTP {stream.status}")
         record.opened_at = record.opened_at or time.monotonic()
         if not last_id:
             record.text = ""  # a fresh stream replays what was streamed so far
         buffer = ""
-        async for text in stream.aiter_text():
-            buffer += text
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        async for data in stream.content.iter_any():
+            buffer += decoder.decode(data)
             while "\n\n" in buffer:
                 raw, buffer = buffer.split("\n\n", 1)
                 fields = dict(line.split(": ", 1) for line in raw.split("\n") if ": " in line)
@@ -272,13 +274,21 @@ async def chat(
     think_mean: float,
     deadline: float,
 ) -> WorkerLog:
-    import httpx
+    # aiohttp rather than httpx: the simulated browsers share the 2 cores with the platform, and
+    # aiohttp's C parser costs them about half the CPU per turn.
+    import aiohttp
 
     log = WorkerLog()
     rng = random.Random(w)
     headers = {"HX-Request": "true", "X-CSRFToken": CSRF}
     attempt = 0
-    async with httpx.AsyncClient(cookies=cookies, headers=headers, timeout=120) as client:
+    broken = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, asyncio.TimeoutError)
+    async with aiohttp.ClientSession(
+        cookies=cookies,
+        headers=headers,
+        timeout=aiohttp.ClientTimeout(total=120),
+        connector=aiohttp.TCPConnector(limit=0),
+    ) as client:
         if think_mean:
             await asyncio.sleep(rng.uniform(0, think_mean))  # arrivals spread, not a stampede
         for t in range(turns):
@@ -287,10 +297,11 @@ async def chat(
             while True:  # send, moving to another web process if this one is gone
                 base = balancer.pick(w, attempt)
                 try:
-                    response = await client.post(
+                    async with client.post(
                         f"{base}/chat/work/dialogues/{dialogue_id}/send/", data={"text": utterance}
-                    )
-                except httpx.TransportError:
+                    ) as response:
+                        status, body = response.status, await response.text()
+                except broken:
                     balancer.dead.add(base)
                     attempt += 1
                     record.reconnects += 1
@@ -299,12 +310,10 @@ async def chat(
                         return log
                     continue
                 # 422 "wait for the reply" after a reconnect: the first POST got through.
-                if response.status_code == 200 or (
-                    record.reconnects and response.status_code == 422
-                ):
+                if status == 200 or (record.reconnects and status == 422):
                     record.posted_at = time.monotonic()
                     break
-                log.errors.append(f"send {t}: HTTP {response.status_code} {response.text[:120]}")
+                log.errors.append(f"send {t}: HTTP {status} {body[:120]}")
                 return log
             log.turns.append(record)
             url = f"/chat/work/dialogues/{dialogue_id}/stream/"
@@ -312,7 +321,7 @@ async def chat(
                 base = balancer.pick(w, attempt)
                 try:
                     done = await _read_stream(client, base, url, record)
-                except (httpx.TransportError, httpx.RemoteProtocolError):
+                except broken:
                     done = False
                     balancer.dead.add(base)
                     attempt += 1

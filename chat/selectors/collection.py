@@ -290,14 +290,13 @@ def with_finish_hint(state: ChatState) -> ChatState:
 def worker_dialogue_get(*, user: AbstractBaseUser | AnonymousUser, pk: int) -> Dialogue:
     """A dialogue of this worker; someone else's (or a missing one) is a 404, not a 403, so
     dialogue ids of other workers cannot be probed."""
-    dialogue = (
-        Dialogue.objects.select_related("campaign", "backend", "skill", "scenario")
-        .filter(pk=pk, worker_id=user.pk)
-        .first()
-    )
-    if dialogue is None or not user.is_authenticated:
+    if not user.is_authenticated:
         raise Http404("No such dialogue.")
-    return dialogue
+    # On every chat request: only the relations the chat path reads, and `get` (no ORDER BY).
+    try:
+        return Dialogue.objects.select_related("campaign", "skill").get(pk=pk, worker_id=user.pk)
+    except Dialogue.DoesNotExist:
+        raise Http404("No such dialogue.") from None
 
 
 def worker_participant_get(
@@ -318,14 +317,10 @@ def dialogue_turns(*, dialogue: Dialogue) -> list[Turn]:
 
 def backend_alias(*, dialogue: Dialogue) -> str:
     """The blind alias workers see; the model's name never reaches them."""
-    alias = (
-        CampaignBackend.objects.filter(
-            campaign_id=dialogue.campaign_id, backend_id=dialogue.backend_id
-        )
-        .values_list("alias", flat=True)
-        .first()
-    )
-    return alias or _("模型")
+    aliases = CampaignBackend.objects.filter(
+        campaign_id=dialogue.campaign_id, backend_id=dialogue.backend_id
+    ).values_list("alias", flat=True)[:1]  # (unique together; no ORDER BY as `first` adds)
+    return next(iter(aliases), "") or _("模型")
 
 
 def campaign_instructions(*, dialogue: Dialogue, language_code: str) -> str:

@@ -296,12 +296,13 @@ async def in_db_thread(func: Callable[P, R], *args: P.args, **kwargs: P.kwargs) 
 
 def _plan(utterance_id: int) -> _Plan | ReplySaved | ReplyFailed:
     """What generating the reply to this utterance needs, or why there is nothing to do."""
-    utterance = (
-        Turn.objects.select_related("dialogue__backend", "dialogue__skill", "dialogue__campaign")
-        .filter(pk=utterance_id, speaker=Turn.Speaker.USER)
-        .first()
-    )
-    if utterance is None:
+    # `get`, not `first`: no ORDER BY to compile (this runs once per turn; profiled in
+    # docs/scaling.md).
+    try:
+        utterance = Turn.objects.select_related(
+            "dialogue__backend", "dialogue__skill", "dialogue__campaign"
+        ).get(pk=utterance_id, speaker=Turn.Speaker.USER)
+    except Turn.DoesNotExist:
         return ReplyFailed(kind="nothing_to_answer", detail="the utterance no longer exists")
     dialogue = utterance.dialogue
     turns = list(dialogue.turns.order_by("index"))
