@@ -287,7 +287,8 @@ async def chat(
         cookies=cookies,
         headers=headers,
         timeout=aiohttp.ClientTimeout(total=120),
-        connector=aiohttp.TCPConnector(limit=0),
+        # (keep-alive shorter than uvicorn's 5 s: a connection it closed is never reused)
+        connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=3),
     ) as client:
         if think_mean:
             await asyncio.sleep(rng.uniform(0, think_mean))  # arrivals spread, not a stampede
