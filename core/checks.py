@@ -15,7 +15,6 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import CheckMessage, Tags, Warning, register
 from django.core.checks.security import base, csrf, sessions
-from django.test.utils import override_settings
 
 DJANGO_PATHS = {
     "core.loop_middleware.SecurityMiddleware": "django.middleware.security.SecurityMiddleware",
@@ -54,6 +53,8 @@ MISSING_MIDDLEWARE = {
 
 @register(Tags.security, deploy=True)
 def check_security_with_loop_middleware(app_configs: Any, **kwargs: Any) -> list[CheckMessage]:
+    from django.test.utils import override_settings  # (only for `check --deploy`: not at start-up)
+
     as_django = [DJANGO_PATHS.get(path, path) for path in settings.MIDDLEWARE]
     found: list[CheckMessage] = []
     with override_settings(MIDDLEWARE=as_django):
