@@ -205,29 +205,36 @@ def _sent_fragment(request: HtmxHttpRequest, dialogue: Dialogue, turn: Turn) -> 
     return render(request, PARTS + "#sent", context)
 
 
+def _refusal_errors(exc: services.CollectionError) -> list[str]:
+    if not isinstance(exc, services.UtteranceRefused):
+        return [str(exc)]
+    errors = list(exc.messages)
+    if exc.flagged:
+        errors.append(_("不合格的发言次数过多，您的账号已被标记，研究者会进行核查。"))
+    return errors
+
+
 @require_POST
 @_crowdworker_view()
 async def dialogue_send(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     text = request.POST.get("text", "")
 
-    def post() -> tuple[Dialogue, Turn, HttpResponse | None]:
-        # One trip to the database threads: the dialogue, the utterance, the fragment.
+    def post() -> tuple[Dialogue, Turn | list[str], HttpResponse | None]:
+        """One trip to the database threads: the dialogue, the utterance (or why it was
+        refused) and the htmx fragment."""
         dialogue = selectors.worker_dialogue_get(user=request.user, pk=pk)
-        turn = services.user_turn_post(dialogue=dialogue, text=text)
+        try:
+            turn = services.user_turn_post(dialogue=dialogue, text=text)
+        except services.CollectionError as exc:
+            return dialogue, _refusal_errors(exc), None
         fragment = _sent_fragment(request, dialogue, turn) if request.htmx else None
         return dialogue, turn, fragment
 
-    try:
-        dialogue, turn, fragment = await services.in_db_thread(post)
-    except services.UtteranceRefused as exc:
-        errors = list(exc.messages)
-        if exc.flagged:
-            errors.append(_("不合格的发言次数过多，您的账号已被标记，研究者会进行核查。"))
-        return await _refusal(request, await _worker_dialogue(request, pk), errors)
-    except services.CollectionError as exc:
-        return await _refusal(request, await _worker_dialogue(request, pk), [str(exc)])
+    dialogue, outcome, fragment = await services.in_db_thread(post)
+    if isinstance(outcome, list):
+        return await _refusal(request, dialogue, outcome)
     # The reply starts now, before the browser even asks for its stream.
-    await services.reply_dispatch(utterance_id=turn.pk)
+    await services.reply_dispatch(utterance_id=outcome.pk)
     if fragment is None:
         return redirect("chat:live-dialogue", pk=dialogue.pk)
     return fragment
