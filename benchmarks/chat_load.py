@@ -1,7 +1,8 @@
 """Benchmark: crowdworkers chatting at once with a streaming model, through the real web tier.
 
-Each simulated worker holds a conversation (10 turns) on its own dialogue: send an utterance
-(the chat page's htmx POST), read the reply's event stream until `saved`, think, send the next.
+Each simulated worker holds a conversation (10 turns) on its own dialogue: send an utterance as
+the chat page does (a POST whose response is the reply's event stream), read it until `saved`
+(after a broken connection, on the stream view with `Last-Event-ID`), think, send the next.
 The model is the fake streaming OpenAI-compatible server of the tests (`tests/chat/fake_openai.py`)
 in a process of its own that notes, per request, when it arrived and when it wrote the first and
 the last token. The web tier is N separate uvicorn processes serving `config.asgi:application`
@@ -60,10 +61,10 @@ sys.path.insert(0, str(ROOT))
 
 REPLY = "我也很喜欢那部电影，陈凯歌导演的，张国荣和巩俐主演，一九九三年上映，拿过金棕榈奖。"
 CSRF = "b" * 32
-# The parts of a streamed turn's first-chunk time: the send POST (until its response), the stream
-# request (POST response → stream headers), send → the backend's request arriving (the POST,
-# the Celery job, the worker's plan), and the backend's first token → the client's first chunk.
-PHASES = ("send POST", "stream request", "send → backend called", "first token → client")
+# The parts of a streamed turn's first-chunk time: the send POST until its response headers,
+# headers → its `sent` event, send → the backend's request arriving (the POST, the Celery job,
+# the worker's plan), and the backend's first token → the client's first chunk.
+PHASES = ("send → headers", "headers → `sent`", "send → backend called", "first token → client")
 
 
 # --- The fake backend, in its own process --------------------------------------------------
@@ -204,8 +205,10 @@ def delete_study(study: Study) -> None:
 class TurnRecord:
     key: str  # the utterance, which the fake backend saw as the last message
     sent_at: float
-    posted_at: float | None = None  # the send POST's response arrived
-    opened_at: float | None = None  # the stream's response headers arrived
+    posted_at: float | None = None  # the send POST's response headers arrived
+    opened_at: float | None = (
+        None  # its `sent` event arrived (or, after a break, a stream's headers)
+    )
     first_chunk_at: float | None = None
     saved_at: float | None = None
     text: str = ""
@@ -232,9 +235,36 @@ class Balancer:
         return alive[(w + attempt) % len(alive)]
 
 
+async def _read_events(response, record: TurnRecord) -> bool:  # type: ignore[no-untyped-def]  # an aiohttp response, imported late
+    """Read a reply's events from one response (the send's, or a stream's), noting each event's
+    id on the record (a reconnect after a network error sends it as `Last-Event-ID`); True once
+    `saved` arrived."""
+    buffer = ""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    async for data in response.content.iter_any():
+        buffer += decoder.decode(data)
+        while "\n\n" in buffer:
+            raw, buffer = buffer.split("\n\n", 1)
+            fields = dict(line.split(": ", 1) for line in raw.split("\n") if ": " in line)
+            record.last_id = fields.get("id", record.last_id)
+            name, data = fields.get("event"), json.loads(fields.get("data", "null"))
+            if name == "sent":
+                record.opened_at = time.monotonic()
+            elif name == "chunk":
+                record.first_chunk_at = record.first_chunk_at or time.monotonic()
+                record.text += data
+            elif name == "reset":
+                record.text = ""
+            elif name == "saved":
+                record.saved_at = time.monotonic()
+                return True
+            elif name == "failed":
+                raise RuntimeError(f"failed: {str(data)[:200]}")
+    return False
+
+
 async def _read_stream(client, base: str, url: str, record: TurnRecord) -> bool:  # type: ignore[no-untyped-def]  # an aiohttp session, imported late
-    """Read one stream connection, noting each event's id on the record (a reconnect after a
-    network error sends it as `Last-Event-ID`); True once `saved` arrived."""
+    """Follow the reply on the stream view (after the send's connection broke)."""
     last_id = record.last_id
     headers = {"Last-Event-ID": last_id} if last_id else {}
     async with client.get(base + url, headers=headers) as stream:
@@ -243,26 +273,7 @@ async def _read_stream(client, base: str, url: str, record: TurnRecord) -> bool:
         record.opened_at = record.opened_at or time.monotonic()
         if not last_id:
             record.text = ""  # a fresh stream replays what was streamed so far
-        buffer = ""
-        decoder = codecs.getincrementaldecoder("utf-8")()
-        async for data in stream.content.iter_any():
-            buffer += decoder.decode(data)
-            while "\n\n" in buffer:
-                raw, buffer = buffer.split("\n\n", 1)
-                fields = dict(line.split(": ", 1) for line in raw.split("\n") if ": " in line)
-                record.last_id = fields.get("id", record.last_id)
-                name, data = fields.get("event"), json.loads(fields.get("data", "null"))
-                if name == "chunk":
-                    record.first_chunk_at = record.first_chunk_at or time.monotonic()
-                    record.text += data
-                elif name == "reset":
-                    record.text = ""
-                elif name == "saved":
-                    record.saved_at = time.monotonic()
-                    return True
-                elif name == "failed":
-                    raise RuntimeError(f"failed: {str(data)[:200]}")
-    return False
+        return await _read_events(stream, record)
 
 
 async def chat(
@@ -295,13 +306,26 @@ async def chat(
         for t in range(turns):
             utterance = f"第{t + 1}轮，工作者{w}号想聊聊霸王别姬这部电影。"
             record = TurnRecord(key=utterance, sent_at=time.monotonic())
+            done = False
             while True:  # send, moving to another web process if this one is gone
                 base = balancer.pick(w, attempt)
                 try:
                     async with client.post(
-                        f"{base}/chat/work/dialogues/{dialogue_id}/send/", data={"text": utterance}
+                        f"{base}/chat/work/dialogues/{dialogue_id}/send/",
+                        data={"text": utterance},
+                        headers={"Accept": "text/event-stream"},  # as the chat page sends
                     ) as response:
-                        status, body = response.status, await response.text()
+                        status = response.status
+                        if status == 200:  # the reply's events follow on this response
+                            record.posted_at = time.monotonic()
+                            try:
+                                done = await _read_events(response, record)
+                            except broken:  # mid-reply: follow it on the stream view
+                                balancer.dead.add(base)
+                                attempt += 1
+                                record.reconnects += 1
+                            break
+                        body = await response.text()
                 except broken:
                     balancer.dead.add(base)
                     attempt += 1
@@ -310,15 +334,18 @@ async def chat(
                         log.errors.append(f"send {t}: gave up")
                         return log
                     continue
+                except RuntimeError as exc:
+                    log.errors.append(f"turn {t}: {exc}")
+                    return log
                 # 422 "wait for the reply" after a reconnect: the first POST got through.
-                if status == 200 or (record.reconnects and status == 422):
+                if record.reconnects and status == 422:
                     record.posted_at = time.monotonic()
                     break
                 log.errors.append(f"send {t}: HTTP {status} {body[:120]}")
                 return log
             log.turns.append(record)
             url = f"/chat/work/dialogues/{dialogue_id}/stream/"
-            while True:
+            while not done:
                 base = balancer.pick(w, attempt)
                 try:
                     done = await _read_stream(client, base, url, record)
@@ -676,9 +703,9 @@ def run_scenario(sc: Scenario, *, count_ops: bool) -> dict[str, object]:
             phases["send → backend called"].append((received - r.sent_at) * 1000)
             phases["first token → client"].append((r.first_chunk_at - first_token) * 1000)
             if r.posted_at is not None:
-                phases["send POST"].append((r.posted_at - r.sent_at) * 1000)
+                phases["send → headers"].append((r.posted_at - r.sent_at) * 1000)
                 if r.opened_at is not None:
-                    phases["stream request"].append((r.opened_at - r.posted_at) * 1000)
+                    phases["headers → `sent`"].append((r.opened_at - r.posted_at) * 1000)
         if r.saved_at is not None:
             save.append((r.saved_at - last_token) * 1000)
     duplicates = sum(len(v) - 1 for v in calls.values())

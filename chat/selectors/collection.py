@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import OuterRef, Subquery
 from django.http import Http404
 from django.utils.translation import gettext as _
 
@@ -292,9 +293,17 @@ def worker_dialogue_get(*, user: AbstractBaseUser | AnonymousUser, pk: int) -> D
     dialogue ids of other workers cannot be probed."""
     if not user.is_authenticated:
         raise Http404("No such dialogue.")
-    # On every chat request: only the relations the chat path reads, and `get` (no ORDER BY).
+    # On every chat request: only the relations the chat path reads, and `get` (no ORDER BY);
+    # the blind alias comes along (a subquery), so no request of a turn reads it on its own.
+    alias = CampaignBackend.objects.filter(
+        campaign_id=OuterRef("campaign_id"), backend_id=OuterRef("backend_id")
+    ).values("alias")[:1]
     try:
-        return Dialogue.objects.select_related("campaign", "skill").get(pk=pk, worker_id=user.pk)
+        return (
+            Dialogue.objects.select_related("campaign", "skill")
+            .annotate(blind_alias=Subquery(alias))
+            .get(pk=pk, worker_id=user.pk)
+        )
     except Dialogue.DoesNotExist:
         raise Http404("No such dialogue.") from None
 
@@ -316,7 +325,10 @@ def dialogue_turns(*, dialogue: Dialogue) -> list[Turn]:
 
 
 def backend_alias(*, dialogue: Dialogue) -> str:
-    """The blind alias workers see; the model's name never reaches them."""
+    """The blind alias workers see; the model's name never reaches them. A dialogue from
+    `worker_dialogue_get` carries it already."""
+    if "blind_alias" in vars(dialogue):
+        return vars(dialogue)["blind_alias"] or _("模型")
     aliases = CampaignBackend.objects.filter(
         campaign_id=dialogue.campaign_id, backend_id=dialogue.backend_id
     ).values_list("alias", flat=True)[:1]  # (unique together; no ORDER BY as `first` adds)

@@ -95,7 +95,13 @@ def _require_open(dialogue: Dialogue) -> None:
         )
 
 
-def user_turn_post(*, dialogue: Dialogue, text: str) -> Turn:
+@dataclass(frozen=True)
+class PostedUtterance:
+    turn: Turn
+    state: ChatState  # the dialogue's state with the utterance (awaiting its reply)
+
+
+def user_turn_post(*, dialogue: Dialogue, text: str) -> PostedUtterance:
     """Save the worker's utterance after the acceptability checks.
 
     A refused utterance is recorded against the participant (repeated violations flag them) and
@@ -129,7 +135,7 @@ def user_turn_post(*, dialogue: Dialogue, text: str) -> Turn:
                 text=text,
             )
             Dialogue.objects.filter(pk=locked.pk).update(updated_at=timezone.now())
-            return turn
+            return PostedUtterance(turn, chat_state(dialogue=locked, turns=[*turns, turn]))
     # Recorded outside the dialogue's transaction: the refusal stands even if recording fails.
     participant = (
         Participant.objects.filter(
@@ -659,6 +665,25 @@ async def reply_follow(
     # (A failed reply is terminal: it waits for a retry.)
     if (last is None or not last.terminal) and await streams.holder(key) is None:
         await reply_dispatch(utterance_id=utterance_id)
+    async with aclosing(_follow(streams, utterance_id, cursor)) as events:
+        async for event in events:
+            yield event
+
+
+async def reply_follow_dispatched(*, utterance_id: int) -> AsyncGenerator[ReplyEvent, None]:
+    """Follow the reply to an utterance just saved and dispatched (`reply_dispatch`), from its
+    first event: what the streamed send answers with, knowing the utterance and that a
+    generator is on its way, so nothing is read before the first blocked read."""
+    async with aclosing(_follow(reply_streams(), utterance_id, "0")) as events:
+        async for event in events:
+            yield event
+
+
+async def _follow(
+    streams: ReplyStreams, utterance_id: int, cursor: str
+) -> AsyncGenerator[ReplyEvent, None]:
+    """The events of one reply's stream after `cursor` (see `reply_follow`)."""
+    key = reply_key(utterance_id=utterance_id)
     wait = max(1.0, settings.CHAT_CLAIM_TTL_S / 3)
     while True:
         events = await streams.read(key, cursor, block_s=wait)

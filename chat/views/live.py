@@ -176,8 +176,13 @@ async def dialogue_page(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     return await _render(request, "chat/live_dialogue.html", context)
 
 
+def _wants_stream(request: HttpRequest) -> bool:
+    """The chat page's script sends with `Accept: text/event-stream` (see `dialogue_send`)."""
+    return "text/event-stream" in request.headers.get("Accept", "")
+
+
 async def _refusal(request: HtmxHttpRequest, dialogue: Dialogue, errors: list[str]) -> HttpResponse:
-    if request.htmx:
+    if request.htmx or _wants_stream(request):
         html = await services.in_db_thread(
             render_to_string, PARTS + "#composer-error", {"errors": errors}, request=request
         )
@@ -188,21 +193,28 @@ async def _refusal(request: HtmxHttpRequest, dialogue: Dialogue, errors: list[st
     return await _render(request, "chat/live_dialogue.html", context, status=422)
 
 
-def _sent_fragment(request: HtmxHttpRequest, dialogue: Dialogue, turn: Turn) -> HttpResponse:
-    """The htmx answer to a send: the new turn, the pending reply and the status bar (only
-    what `#sent` shows: not the whole page's context)."""
-    # (`dialogue` is as `user_turn_post` left it: it changes only `updated_at`.)
-    turns = selectors.dialogue_turns(dialogue=dialogue)
+def _sent_payload(
+    request: HtmxHttpRequest, dialogue: Dialogue, posted: services.PostedUtterance
+) -> str:
+    """The `sent` event: the new turn, the pending reply and the status bar (only what the
+    page changes: not the whole page's context)."""
     context = {
         "dialogue": dialogue,
         "dialogue_id": dialogue.pk,
-        "turn": turn,
-        "state": selectors.chat_state(dialogue=dialogue, turns=turns),
+        "turn": posted.turn,
+        "state": posted.state,
         "alias": selectors.backend_alias(dialogue=dialogue),
         "rate_while_chatting": dialogue.campaign.rate_while_chatting,
-        "oob": True,
+        "oob": False,
     }
-    return render(request, PARTS + "#sent", context)
+    return json.dumps(
+        {
+            "turn_html": render_to_string(PARTS + "#turn", context, request=request),
+            "pending_html": render_to_string(PARTS + "#pending", context, request=request),
+            "status_html": render_to_string(PARTS + "#status", context, request=request),
+        },
+        ensure_ascii=False,
+    )
 
 
 def _refusal_errors(exc: services.CollectionError) -> list[str]:
@@ -216,28 +228,50 @@ def _refusal_errors(exc: services.CollectionError) -> list[str]:
 
 @require_POST
 @_crowdworker_view()
-async def dialogue_send(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    text = request.POST.get("text", "")
+async def dialogue_send(request: HtmxHttpRequest, pk: int) -> HttpResponseBase:
+    """Save the worker's utterance and start the reply.
 
-    def post() -> tuple[Dialogue, Turn | list[str], HttpResponse | None]:
+    The chat page's script asks for `text/event-stream`: the answer is then the reply itself,
+    streamed as `dialogue_stream` streams it, after a first event `sent` (the utterance's turn,
+    the pending reply and the status bar). One request per turn instead of a send and then a
+    stream: the second request's session, user, role and dialogue reads, its middleware and
+    its first reads of the reply's stream were a third of the web tier's CPU per turn
+    (docs/scaling.md). A connection that breaks mid-reply continues on `dialogue_stream` with
+    `Last-Event-ID`. Without the script the form posts plainly and gets the page back.
+    """
+    text = request.POST.get("text", "")
+    streamed = _wants_stream(request)
+
+    def post() -> tuple[Dialogue, Turn | list[str], str]:
         """One trip to the database threads: the dialogue, the utterance (or why it was
-        refused) and the htmx fragment."""
+        refused) and the `sent` event."""
         dialogue = selectors.worker_dialogue_get(user=request.user, pk=pk)
         try:
-            turn = services.user_turn_post(dialogue=dialogue, text=text)
+            posted = services.user_turn_post(dialogue=dialogue, text=text)
         except services.CollectionError as exc:
-            return dialogue, _refusal_errors(exc), None
-        fragment = _sent_fragment(request, dialogue, turn) if request.htmx else None
-        return dialogue, turn, fragment
+            return dialogue, _refusal_errors(exc), ""
+        sent = _sent_payload(request, dialogue, posted) if streamed else ""
+        return dialogue, posted.turn, sent
 
-    dialogue, outcome, fragment = await services.in_db_thread(post)
+    dialogue, outcome, sent = await services.in_db_thread(post)
     if isinstance(outcome, list):
         return await _refusal(request, dialogue, outcome)
-    # The reply starts now, before the browser even asks for its stream.
     await services.reply_dispatch(utterance_id=outcome.pk)
-    if fragment is None:
+    if not streamed:
         return redirect("chat:live-dialogue", pk=dialogue.pk)
-    return fragment
+    alias = selectors.backend_alias(dialogue=dialogue)
+    follow = services.reply_follow_dispatched(utterance_id=outcome.pk)
+    return _event_stream(_sent_then_reply(sent, _reply_events(request, dialogue, alias, follow)))
+
+
+async def _sent_then_reply(
+    sent: str, reply: AsyncGenerator[str, None]
+) -> AsyncGenerator[str, None]:
+    # No id on `sent`: a reconnect without one replays the reply from its start.
+    yield f"event: sent\ndata: {sent}\n\n"
+    async with aclosing(reply) as events:
+        async for event in events:
+            yield event
 
 
 @require_POST
@@ -425,9 +459,12 @@ def _saved_html(request: HtmxHttpRequest, event: services.ReplySaved, alias: str
 
 
 async def _reply_events(
-    request: HtmxHttpRequest, dialogue: Dialogue, alias: str, after: tuple[int, str] | None
+    request: HtmxHttpRequest,
+    dialogue: Dialogue,
+    alias: str,
+    follow: AsyncGenerator[services.ReplyEvent, None],
 ) -> AsyncGenerator[str, None]:
-    follow = services.reply_follow(dialogue=dialogue, after=after)
+    """A reply's events (`services.reply_follow`) as server-sent events."""
     async with aclosing(follow) as replies:
         async for event in replies:
             if isinstance(event, services.ReplyChunk):
@@ -462,15 +499,14 @@ async def dialogue_stream(request: HtmxHttpRequest, pk: int) -> HttpResponseBase
     except ValueError as exc:
         return HttpResponseBadRequest(str(exc))
 
-    def load() -> tuple[Dialogue, str]:
-        dialogue = selectors.worker_dialogue_get(user=request.user, pk=pk)
-        return dialogue, selectors.backend_alias(dialogue=dialogue)
+    dialogue = await services.in_db_thread(selectors.worker_dialogue_get, user=request.user, pk=pk)
+    alias = selectors.backend_alias(dialogue=dialogue)
+    follow = services.reply_follow(dialogue=dialogue, after=after)
+    return _event_stream(_reply_events(request, dialogue, alias, follow))
 
-    dialogue, alias = await services.in_db_thread(load)
-    response = StreamingHttpResponse(
-        _reply_events(request, dialogue, alias, after),
-        content_type="text/event-stream; charset=utf-8",
-    )
+
+def _event_stream(events: AsyncGenerator[str, None]) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(events, content_type="text/event-stream; charset=utf-8")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # nginx: do not buffer the stream
     return response

@@ -1,6 +1,7 @@
 /* The chat page: Enter to send (never during an IME composition), the streamed reply.
  *
- * The reply streams as server-sent events read with fetch(): `chunk` events carry text (JSON
+ * The send's response is the reply itself, as server-sent events read with fetch(): first
+ * `sent` (the utterance's turn, the pending reply, the status bar), then `chunk` events (text, JSON
  * strings), appended with textContent so model output can never become markup; `saved` carries
  * the server-rendered (escaped) turn and status bar; `failed` the error with a retry button.
  * A dropped connection reconnects (the server may be another web process) sending the id of
@@ -10,7 +11,7 @@
 (function () {
   "use strict";
 
-  // The send view answers 422 with the reason (retargeted to the error line): show it.
+  // The retry and grounding views answer 422 with the reason (retargeted to the error line).
   if (window.htmx) {
     window.htmx.config.responseHandling = [
       { code: "204", swap: false },
@@ -63,8 +64,52 @@
     return { name: name, id: id, data: data.length ? JSON.parse(data.join("\n")) : null };
   }
 
-  async function streamReply(pending, attempt) {
+  // Reads a response's server-sent events, calling onEvent(event) for each.
+  async function readEvents(response, onEvent) {
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      let end;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        onEvent(parseEvent(buffer.slice(0, end)));
+        buffer = buffer.slice(end + 2);
+      }
+    }
+  }
+
+  // Applies one event of a reply to its pending turn; true once the reply is finished.
+  function applyReplyEvent(pending, event) {
     const textEl = pending.querySelector(".reply-text");
+    if (event.id) pending.dataset.lastEventId = event.id;
+    if (event.name === "reset") {
+      textEl.textContent = "";
+    } else if (event.name === "chunk") {
+      textEl.textContent += event.data;
+      scrollToEnd();
+    } else if (event.name === "saved") {
+      replaceWith(pending, event.data.turn_html);
+      const status = document.getElementById("chat-status");
+      if (status) replaceWith(status, event.data.status_html);
+      return true;
+    } else if (event.name === "failed") {
+      replaceWith(pending, event.data.html);
+      return true;
+    }
+    return false;
+  }
+
+  function replyFinished() {
+    syncComposer();
+    scrollToEnd();
+    document.getElementById("utterance")?.focus();
+  }
+
+  // Follows a reply on the stream view: a pending reply on page load or after a retry, or a
+  // send whose connection broke (from the last event received, with Last-Event-ID).
+  async function streamReply(pending, attempt) {
     let finished = false;
     try {
       const headers = { Accept: "text/event-stream" };
@@ -76,41 +121,15 @@
       });
       if (!response.ok || !response.body) throw new Error("HTTP " + response.status);
       // Without an id the first chunk replays everything streamed so far.
-      if (!lastId) textEl.textContent = "";
-      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buffer = "";
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += value;
-        let end;
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const event = parseEvent(buffer.slice(0, end));
-          buffer = buffer.slice(end + 2);
-          if (event.id) pending.dataset.lastEventId = event.id;
-          if (event.name === "reset") {
-            textEl.textContent = "";
-          } else if (event.name === "chunk") {
-            textEl.textContent += event.data;
-            scrollToEnd();
-          } else if (event.name === "saved") {
-            replaceWith(pending, event.data.turn_html);
-            const status = document.getElementById("chat-status");
-            if (status) replaceWith(status, event.data.status_html);
-            finished = true;
-          } else if (event.name === "failed") {
-            replaceWith(pending, event.data.html);
-            finished = true;
-          }
-        }
-      }
+      if (!lastId) pending.querySelector(".reply-text").textContent = "";
+      await readEvents(response, function (event) {
+        if (!finished && applyReplyEvent(pending, event)) finished = true;
+      });
     } catch (error) {
       // Network trouble: reconnect below; the generation itself carries on on the server.
     }
     if (finished) {
-      syncComposer();
-      scrollToEnd();
-      document.getElementById("utterance")?.focus();
+      replyFinished();
       return;
     }
     if (attempt < MAX_RECONNECTS) {
@@ -118,6 +137,82 @@
     } else {
       pending.querySelector(".typing").textContent = pending.dataset.lostText;
     }
+  }
+
+  function showComposerError(html) {
+    const current = document.getElementById("composer-error");
+    if (current) replaceWith(current, html);
+  }
+
+  function composerError(text) {
+    const box = document.createElement("div");
+    box.id = "composer-error";
+    box.className = "composer-error";
+    box.setAttribute("role", "alert");
+    const line = document.createElement("p");
+    line.textContent = text;
+    box.appendChild(line);
+    return box.outerHTML;
+  }
+
+  // The `sent` event: the utterance's turn and the pending reply join the list, the status
+  // bar changes. The pending reply is followed by the send's own response, not a new stream.
+  function showSent(data) {
+    const turns = document.getElementById("turns");
+    document.getElementById("no-turns")?.remove();
+    turns.appendChild(fragment(data.turn_html));
+    const pending = fragment(data.pending_html);
+    pending.dataset.started = "1";
+    turns.appendChild(pending);
+    const status = document.getElementById("chat-status");
+    if (status) replaceWith(status, data.status_html);
+    document.getElementById("composer-error")?.replaceChildren();
+    scrollToEnd();
+    return pending;
+  }
+
+  // Sends the utterance; the response is the reply's event stream (see `dialogue_send`).
+  async function send(form) {
+    document.getElementById("send-button").disabled = true;
+    let response;
+    try {
+      response = await fetch(form.action, {
+        method: "POST",
+        body: new FormData(form),
+        headers: { Accept: "text/event-stream" },
+        credentials: "same-origin",
+      });
+    } catch (error) {
+      showComposerError(composerError(form.dataset.lostText));
+      syncComposer();
+      return;
+    }
+    if (response.redirected) {
+      window.location.assign(response.url); // signed out meanwhile: the login page
+      return;
+    }
+    const type = response.headers.get("Content-Type") || "";
+    if (!response.ok || !response.body || !type.startsWith("text/event-stream")) {
+      // 422: why the utterance was refused (the composer's error line); the text stays.
+      if (response.status === 422) showComposerError(await response.text());
+      else showComposerError(composerError(form.dataset.lostText));
+      syncComposer();
+      return;
+    }
+    form.reset();
+    let pending = null;
+    let finished = false;
+    try {
+      await readEvents(response, function (event) {
+        if (event.name === "sent") pending = showSent(event.data);
+        else if (pending && !finished && applyReplyEvent(pending, event)) finished = true;
+      });
+    } catch (error) {
+      // The connection broke: continue on the stream view below.
+    }
+    if (finished) replyFinished();
+    else if (pending) streamReply(pending, 1);
+    else window.location.reload(); // saved, but its turn never arrived: the page shows it
   }
 
   function startPendingStreams(root) {
@@ -144,17 +239,9 @@
       const button = document.getElementById("send-button");
       if (button && !button.disabled && box.value.trim()) form.requestSubmit(button);
     });
-    form.addEventListener("htmx:beforeRequest", function () {
-      document.getElementById("send-button").disabled = true;
-    });
-    form.addEventListener("htmx:afterRequest", function (event) {
-      const xhr = event.detail.xhr;
-      if (event.detail.successful && !xhr.getResponseHeader("HX-Retarget")) {
-        form.reset();
-        document.getElementById("no-turns")?.remove();
-      }
-      syncComposer();
-      scrollToEnd();
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      send(form);
     });
   }
 

@@ -159,8 +159,36 @@ async def read_events(
     return events
 
 
-async def send(client: httpx.AsyncClient, dialogue_id: int, text: str) -> httpx.Response:
-    return await client.post(f"/chat/work/dialogues/{dialogue_id}/send/", data={"text": text})
+@dataclass
+class Sent:
+    """The answer to a send as the chat page's script reads it, up to its first event."""
+
+    status_code: int
+    headers: httpx.Headers
+    text: str  # the refusal's HTML; for a streamed answer, the raw `sent` event
+    data: dict[str, Any] | None  # the `sent` event's payload
+
+
+async def send(client: httpx.AsyncClient, dialogue_id: int, text: str) -> Sent:
+    """Send an utterance as the chat page does and leave after the `sent` event (as a browser
+    whose connection breaks there would): the reply goes on; `read_events` follows it."""
+    import json
+
+    url = f"/chat/work/dialogues/{dialogue_id}/send/"
+    headers = {"Accept": "text/event-stream"}
+    async with client.stream("POST", url, data={"text": text}, headers=headers) as response:
+        if not response.headers.get("content-type", "").startswith("text/event-stream"):
+            body = (await response.aread()).decode()
+            return Sent(response.status_code, response.headers, body, None)
+        buffer = ""
+        async for chunk in response.aiter_text():
+            buffer += chunk
+            if "\n\n" in buffer:
+                raw = buffer.split("\n\n", 1)[0]
+                fields = dict(line.split(": ", 1) for line in raw.split("\n"))
+                assert fields["event"] == "sent", raw
+                return Sent(response.status_code, response.headers, raw, json.loads(fields["data"]))
+    raise AssertionError("the send's stream ended before its `sent` event")
 
 
 def run(coro: Any) -> Any:

@@ -47,9 +47,11 @@ def test_a_reply_streams_in_chunks_and_is_saved_with_prompt_and_latency(
             return sent, await read_events(client, chat.dialogue.pk)
 
     sent, events = run(flow())
-    assert sent.status_code == 200
-    assert "你看过《霸王别姬》吗？" in sent.text and 'id="reply-pending"' in sent.text
-    assert 'hx-swap-oob="true"' in sent.text and "第 1 / 10 轮" in sent.text
+    assert sent.status_code == 200 and sent.data is not None
+    assert "你看过《霸王别姬》吗？" in sent.data["turn_html"]
+    assert 'id="reply-pending"' in sent.data["pending_html"]
+    assert 'data-awaiting="true"' in sent.data["status_html"]
+    assert "第 1 / 10 轮" in sent.data["status_html"]
 
     chunks = [e for e in events if e.name == "chunk"]
     assert "".join(e.data for e in chunks) == REPLY
