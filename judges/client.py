@@ -29,7 +29,13 @@ from typing import TYPE_CHECKING, Any
 from annotation.rubric_spec import Question
 from chat.backends.base import BackendSpec, ChatRequest
 from chat.backends.errors import BackendError
-from chat.backends.httpcommon import _SSL_CONTEXT, _error_detail, api_key, redact
+from chat.backends.httpcommon import (
+    SSL_CONTEXT,
+    api_key,
+    client_timeout,
+    status_error,
+    transport_error,
+)
 from chat.backends.limits import limiter_for
 from chat.backends.openai_compat import completions_url
 from chat.backends.runtime import backoff_delay, clean, stream_text
@@ -206,25 +212,6 @@ def _completion(data: Any) -> Completion:
     )
 
 
-def _status_error(status: int, body: bytes, headers: Any, secret: str | None) -> BackendError:
-    """The same mapping as the chat adapters' (``httpcommon.raise_for_status``)."""
-    detail = redact(_error_detail(body), secret)
-    message = f"the backend answered HTTP {status}" + (f": {detail}" if detail else "")
-    if status == 429:
-        try:
-            retry_after = max(0.0, float(headers.get("retry-after")))
-        except (TypeError, ValueError):
-            retry_after = None
-        return BackendError(message, kind="rate_limited", retryable=True, retry_after=retry_after)
-    if status >= 500:
-        return BackendError(message, kind="unavailable", retryable=True)
-    if status in (401, 403):
-        return BackendError(message + " (check the API key)", kind="config")
-    if status == 404:
-        return BackendError(message + " (check the URL and model name)", kind="config")
-    return BackendError(message, kind="bad_response")
-
-
 async def _openai_once(
     client: aiohttp.ClientSession, spec: BackendSpec, payload: dict[str, Any]
 ) -> Completion:
@@ -237,17 +224,9 @@ async def _openai_once(
         async with client.post(url, json=payload, headers=headers) as response:
             body = await response.read()
             if response.status >= 400:
-                raise _status_error(response.status, body, response.headers, secret)
-    except TimeoutError:
-        raise BackendError(
-            f"no answer from the backend within {spec.timeout_s:g} s", kind="timeout"
-        ) from None
-    except aiohttp.ClientError as exc:
-        raise BackendError(
-            f"request failed: {redact(str(exc), secret) or type(exc).__name__}",
-            kind="unavailable",
-            retryable=True,
-        ) from None
+                raise status_error(response.status, body, response.headers, secret=secret)
+    except (TimeoutError, aiohttp.ClientError) as exc:
+        raise transport_error(exc, url=url, timeout_s=spec.timeout_s, secret=secret) from None
     try:
         return _completion(json.loads(body))
     except ValueError:
@@ -369,10 +348,8 @@ def http_client(spec: BackendSpec) -> aiohttp.ClientSession:
     per request, aiohttp a fraction of that (benchmarks/judge_throughput.py)."""
     import aiohttp
 
-    connector = aiohttp.TCPConnector(limit=max(spec.concurrency_limit, 1) * 2, ssl=_SSL_CONTEXT)
-    timeout = aiohttp.ClientTimeout(
-        total=None, sock_connect=min(spec.timeout_s, 10.0), sock_read=spec.timeout_s
-    )
+    connector = aiohttp.TCPConnector(limit=max(spec.concurrency_limit, 1) * 2, ssl=SSL_CONTEXT)
+    timeout = client_timeout(spec.timeout_s)
     return aiohttp.ClientSession(connector=connector, timeout=timeout, json_serialize=json.dumps)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from chat.backends.base import BackendSpec, ChatRequest
 from chat.backends.errors import BackendError
-from chat.backends.httpcommon import api_key, open_stream, redact
+from chat.backends.httpcommon import api_key, body_lines, open_stream, redact
 from chat.backends.sse import sse_data
 
 PARAM_KEYS = ("temperature", "top_p", "max_tokens")
@@ -80,16 +80,16 @@ class HttpJsonAdapter:
             content_type = response.headers.get("content-type", "").split(";")[0].strip()
             try:
                 if content_type == "application/json":
-                    raw = (await response.aread()).decode("utf-8", errors="replace")
+                    raw = (await response.read()).decode("utf-8", errors="replace")
                     yield _parse(raw, "text")
                 elif content_type in ("application/x-ndjson", "application/jsonl"):
-                    lines = response.aiter_lines()
+                    lines = body_lines(response)
                     async with aclosing(lines):
                         async for line in lines:
                             if line.strip():
                                 yield _parse(line, "delta")
                 elif content_type == "text/event-stream":
-                    lines = response.aiter_lines()
+                    lines = body_lines(response)
                     async with aclosing(lines), aclosing(sse_data(lines)) as events:
                         async for data in events:
                             if data.strip() == "[DONE]":

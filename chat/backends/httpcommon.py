@@ -1,8 +1,11 @@
-"""What the two HTTP adapters share: the API key, error mapping, and a redacting helper.
+"""What the HTTP adapters and the LLM judges share: the API key, the HTTP client, error mapping,
+the body's lines, and a redacting helper.
 
-httpx (with the CLI it imports, about a tenth of a second) loads on the first request, inside the
-functions that send one: the judges import this module's helpers at start-up, so a top-level import
-would make every web process and management command pay for it (issue 14, item 3).
+The client is aiohttp (as the judges'): a chat worker parses every token of every reply, and
+aiohttp's C parser costs a fraction of httpx's CPU per streamed reply (docs/scaling.md). It loads
+on the first request, inside the functions that send one: the judges import this module's helpers
+at start-up, so a top-level import would make every web process and management command pay for
+it (issue 14, item 3).
 """
 
 from __future__ import annotations
@@ -10,9 +13,10 @@ from __future__ import annotations
 import json
 import os
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import certifi
 
@@ -20,12 +24,14 @@ from chat.backends.base import BackendSpec
 from chat.backends.errors import BackendError
 
 if TYPE_CHECKING:
-    import httpx
+    import aiohttp
 
 # Building an SSL context loads the CA bundle (tens of ms of CPU): once per process, not per call.
-_SSL_CONTEXT = ssl.create_default_context(cafile=certifi.where())
+SSL_CONTEXT = ssl.create_default_context(cafile=certifi.where())
 
 ERROR_BODY_CHARS = 300
+# An error answer is read up to this much (its message is cut to ERROR_BODY_CHARS anyway).
+ERROR_BODY_BYTES = 4000
 
 
 def api_key(spec: BackendSpec) -> str | None:
@@ -46,15 +52,16 @@ def redact(text: str, secret: str | None) -> str:
     return text.replace(secret, "***") if secret else text
 
 
-def timeout_for(spec: BackendSpec) -> httpx.Timeout:
-    import httpx
+def client_timeout(timeout_s: float) -> aiohttp.ClientTimeout:
+    """`timeout_s` bounds the connection (at most 10 s) and each wait for bytes, so a stream that
+    stalls mid-way times out too; a long reply that keeps streaming does not."""
+    import aiohttp
 
-    # `read` bounds each wait for bytes, so a stream that stalls mid-way times out too.
-    return httpx.Timeout(spec.timeout_s, connect=min(spec.timeout_s, 10.0))
+    return aiohttp.ClientTimeout(total=None, sock_connect=min(timeout_s, 10.0), sock_read=timeout_s)
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after")
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    value = headers.get("retry-after")
     try:
         return max(0.0, float(value)) if value is not None else None
     except ValueError:
@@ -62,7 +69,7 @@ def _retry_after(response: httpx.Response) -> float | None:
 
 
 def _error_detail(body: bytes) -> str:
-    text = body[:4000].decode("utf-8", errors="replace")
+    text = body[:ERROR_BODY_BYTES].decode("utf-8", errors="replace")
     try:
         data = json.loads(text)
     except ValueError:
@@ -75,64 +82,99 @@ def _error_detail(body: bytes) -> str:
     return str(data)[:ERROR_BODY_CHARS]
 
 
-async def raise_for_status(response: httpx.Response, *, secret: str | None) -> None:
-    if response.status_code < 400:
-        return
-    body = await response.aread()
+def status_error(
+    status: int, body: bytes, headers: Mapping[str, str], *, secret: str | None
+) -> BackendError:
+    """What an HTTP error answer means for the platform (kind, retry, the backend's message)."""
     detail = redact(_error_detail(body), secret)
-    status = response.status_code
     message = f"the backend answered HTTP {status}" + (f": {detail}" if detail else "")
     if status == 429:
-        raise BackendError(
-            message, kind="rate_limited", retryable=True, retry_after=_retry_after(response)
+        return BackendError(
+            message, kind="rate_limited", retryable=True, retry_after=_retry_after(headers)
         )
     if status >= 500:
-        raise BackendError(message, kind="unavailable", retryable=True)
+        return BackendError(message, kind="unavailable", retryable=True)
     if status in (401, 403):
-        raise BackendError(message + " (check the API key)", kind="config")
+        return BackendError(message + " (check the API key)", kind="config")
     if status == 404:
-        raise BackendError(message + " (check the URL and model name)", kind="config")
-    raise BackendError(message, kind="bad_response")
+        return BackendError(message + " (check the URL and model name)", kind="config")
+    return BackendError(message, kind="bad_response")
+
+
+def transport_error(
+    exc: Exception, *, url: str, timeout_s: float, secret: str | None
+) -> BackendError:
+    """An aiohttp exception (or a timeout) as a BackendError."""
+    import aiohttp
+
+    if isinstance(exc, TimeoutError):
+        return BackendError(f"no answer from the backend within {timeout_s:g} s", kind="timeout")
+    detail = redact(str(exc), secret)
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return BackendError(
+            f"cannot connect to {_origin(url)}: {detail or 'refused'}",
+            kind="unavailable",
+            retryable=True,
+        )
+    if isinstance(
+        exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError | aiohttp.ClientOSError
+    ):
+        return BackendError(
+            f"the connection to {_origin(url)} broke: {detail or type(exc).__name__}",
+            kind="unavailable",
+            retryable=True,
+        )
+    return BackendError(
+        f"request to {_origin(url)} failed: {detail or type(exc).__name__}", kind="unavailable"
+    )
 
 
 @asynccontextmanager
 async def open_stream(
     spec: BackendSpec, *, url: str, payload: dict, headers: dict[str, str], secret: str | None
-) -> AsyncIterator[httpx.Response]:
-    """POST `payload` and yield the streaming response; transport errors become BackendError."""
-    import httpx
+) -> AsyncIterator[aiohttp.ClientResponse]:
+    """POST `payload` and yield the streaming response; transport errors, while connecting or
+    while the body is read, become BackendError."""
+    import aiohttp
 
     try:
         async with (
-            httpx.AsyncClient(timeout=timeout_for(spec), verify=_SSL_CONTEXT) as client,
-            client.stream("POST", url, json=payload, headers=headers) as response,
+            aiohttp.ClientSession(
+                timeout=client_timeout(spec.timeout_s),
+                connector=aiohttp.TCPConnector(ssl=SSL_CONTEXT),
+            ) as session,
+            session.post(url, json=payload, headers=headers) as response,
         ):
-            await raise_for_status(response, secret=secret)
+            if response.status >= 400:
+                body = await response.content.read(ERROR_BODY_BYTES)
+                raise status_error(response.status, body, response.headers, secret=secret)
             yield response
-    except httpx.TimeoutException:
-        raise BackendError(
-            f"no answer from the backend within {spec.timeout_s:g} s", kind="timeout"
-        ) from None
-    except httpx.ConnectError as exc:
-        raise BackendError(
-            f"cannot connect to {_origin(url)}: {redact(str(exc), secret) or 'refused'}",
-            kind="unavailable",
-            retryable=True,
-        ) from None
-    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-        raise BackendError(
-            f"the connection to {_origin(url)} broke: {redact(str(exc), secret)}",
-            kind="unavailable",
-            retryable=True,
-        ) from None
-    except httpx.HTTPError as exc:
-        raise BackendError(
-            f"request to {_origin(url)} failed: {redact(str(exc), secret)}", kind="unavailable"
-        ) from None
+    except (TimeoutError, aiohttp.ClientError) as exc:
+        raise transport_error(exc, url=url, timeout_s=spec.timeout_s, secret=secret) from None
+
+
+async def body_lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:
+    """The body's lines as they arrive, decoded, without their ends (LF, CRLF or CR), as SSE and
+    NDJSON read them. (Split here rather than with aiohttp's `readline`, which refuses a line
+    longer than its buffer.)"""
+    pending = b""
+    async for data in response.content.iter_any():
+        pending += data
+        if b"\r" in pending:
+            # A CR at the very end may be the first half of a CRLF: it waits for the next bytes.
+            held = b"\r" if pending.endswith(b"\r") else b""
+            pending = pending[: len(pending) - len(held)]
+            pending = pending.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            *complete, pending = pending.split(b"\n")
+            pending += held
+        else:
+            *complete, pending = pending.split(b"\n")
+        for line in complete:
+            yield line.decode("utf-8", errors="replace")
+    if pending.rstrip(b"\r"):
+        yield pending.rstrip(b"\r").decode("utf-8", errors="replace")
 
 
 def _origin(url: str) -> str:
-    import httpx
-
-    parts = httpx.URL(url)
-    return f"{parts.scheme}://{parts.host}" + (f":{parts.port}" if parts.port else "")
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")

@@ -15,7 +15,7 @@ from typing import Any
 
 from chat.backends.base import BackendSpec, ChatRequest
 from chat.backends.errors import BackendError
-from chat.backends.httpcommon import api_key, open_stream, redact
+from chat.backends.httpcommon import api_key, body_lines, open_stream, redact
 from chat.backends.sse import sse_data
 
 logger = logging.getLogger(__name__)
@@ -93,13 +93,13 @@ class OpenAIAdapter:
         ) as response:
             content_type = response.headers.get("content-type", "")
             if "text/event-stream" not in content_type:
-                body = redact((await response.aread())[:200].decode(errors="replace"), secret)
+                body = redact((await response.read())[:200].decode(errors="replace"), secret)
                 raise BackendError(
                     f"expected a text/event-stream answer, got '{content_type or 'none'}': "
                     f"{_excerpt(body)}",
                     kind="bad_response",
                 )
-            lines = response.aiter_lines()
+            lines = body_lines(response)
             # Closed explicitly: after `[DONE]` they are left unfinished, and a generator
             # collected after its event loop closed raises "no running event loop".
             async with aclosing(lines), aclosing(sse_data(lines)) as events:
