@@ -55,6 +55,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -847,12 +848,19 @@ def main() -> None:
         return
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    broker = os.environ.get("CELERY_BROKER_URL", "")
+    if "CACHE_URL" not in os.environ and broker.startswith("redis://"):
+        # As docker-compose: the web processes share a cache (rate limits, sessions read
+        # through it) in a Redis database of its own, the one after the broker's.
+        parts = urlsplit(broker)
+        db = int(parts.path.strip("/") or 0)
+        os.environ["CACHE_URL"] = urlunsplit(parts._replace(path=f"/{db + 1}"))
     import logging
 
     import django
 
-    logging.getLogger("httpx").setLevel(logging.WARNING)
     django.setup()
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # its readiness checks, not news
     from django.conf import settings
     from django.core.management import call_command
 
@@ -860,7 +868,8 @@ def main() -> None:
     print(
         f"database: {db['ENGINE'].rsplit('.', 1)[-1]} {db.get('NAME')}; reply streams: "
         f"{getattr(settings, 'CHAT_REPLY_STREAMS_URL', '(in the web process)')}; "
-        f"broker: {settings.CELERY_BROKER_URL}; load average at start: "
+        f"broker: {settings.CELERY_BROKER_URL}; sessions: {settings.SESSION_ENGINE} "
+        f"(cache {os.environ.get('CACHE_URL', 'in memory')}); load average at start: "
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
     call_command("migrate", verbosity=0)

@@ -378,6 +378,15 @@ CONTENT_SECURITY_POLICY = {
 # Rate limits (login lockout above) and other shared counters. One process: memory; several web
 # processes: a shared cache, e.g. CACHE_URL=redis://host:6379/2.
 CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
+# Sessions stay in the database; with a shared cache (Redis) they are read through it: a cache
+# GET instead of a query on every request (the chat's hot path, docs/scaling.md), and a flushed
+# cache signs nobody out. A per-process memory cache could serve one process a session that
+# another has ended (a logout): then the database alone.
+SESSION_ENGINE = (
+    "django.contrib.sessions.backends.db"
+    if CACHES["default"]["BACKEND"].endswith(("LocMemCache", "DummyCache"))
+    else "django.contrib.sessions.backends.cached_db"
+)
 # Invite links: joins per client IP per minute (a crowd behind one NAT joins within the limit).
 JOIN_RATE_LIMIT_PER_MINUTE = env.int("JOIN_RATE_LIMIT_PER_MINUTE", default=30)
 SPECTACULAR_SETTINGS = {

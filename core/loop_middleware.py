@@ -1,8 +1,9 @@
 """Django's middleware, run on the event loop instead of a thread per hook.
 
 Under ASGI, `MiddlewareMixin.__acall__` runs each `process_request` and `process_response` with
-`sync_to_async(thread_sensitive=True)`: with the nine built-in middlewares in `MIDDLEWARE`
-that is 17 thread hand-offs per request, on a thread created for the request. Profiled under
+`sync_to_async(thread_sensitive=True)`, and Django's handler the CSRF check (`process_view`) too:
+with the nine built-in middlewares in `MIDDLEWARE` that is 18 thread hand-offs per request, on a
+thread created for the request. Profiled under
 `benchmarks/chat_load.py` (docs/scaling.md) it was a quarter of a web process's CPU and a wait
 behind the GIL at every hop. These hooks only read headers and cookies and set headers: they
 can run on the loop. The two that can reach the database are sent to a thread only when they
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import iscoroutinefunction, sync_to_async
 from csp.middleware import CSPMiddleware as CSPMiddlewareBase
 from django.conf import settings
 from django.contrib.auth.middleware import AuthenticationMiddleware as AuthenticationBase
@@ -81,8 +82,19 @@ class CommonMiddleware(OnTheLoop, CommonBase):
 
 
 class CsrfViewMiddleware(OnTheLoop, CsrfViewBase):
-    # (`process_view` is called by Django's handler, on a thread: the one hop left.)
-    pass
+    """`process_view` too runs on the loop under ASGI: Django's handler calls a synchronous one
+    through a thread (it only compares the token of the cookie with the form's or header's)."""
+
+    def __init__(self, get_response: Any) -> None:
+        super().__init__(get_response)
+        if iscoroutinefunction(get_response):
+            # Django's handler adapts the bound method it finds: an async one runs on the loop.
+            self.process_view = self._process_view_on_the_loop  # type: ignore[method-assign]  # chosen per mode, as Django reads it per instance
+
+    async def _process_view_on_the_loop(
+        self, request: HttpRequest, callback: Any, callback_args: Any, callback_kwargs: Any
+    ) -> HttpResponseBase | None:
+        return CsrfViewBase.process_view(self, request, callback, callback_args, callback_kwargs)
 
 
 class AuthenticationMiddleware(OnTheLoop, AuthenticationBase):

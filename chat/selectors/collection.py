@@ -324,6 +324,19 @@ def dialogue_turns(*, dialogue: Dialogue) -> list[Turn]:
     return list(dialogue.turns.order_by("index"))
 
 
+# What the chat's hot path reads of a dialogue's turns: not the prompts stored with each reply
+# (the longest column, read and parsed for every earlier turn of every request otherwise).
+CHAT_TURN_FIELDS = ("id", "dialogue_id", "index", "speaker", "text")
+
+
+def chat_turns(*, dialogue_id: int) -> list[Turn]:
+    """The turns in order, with only `CHAT_TURN_FIELDS` (what sending, following and answering
+    need)."""
+    return list(
+        Turn.objects.filter(dialogue_id=dialogue_id).order_by("index").only(*CHAT_TURN_FIELDS)
+    )
+
+
 def backend_alias(*, dialogue: Dialogue) -> str:
     """The blind alias workers see; the model's name never reaches them. A dialogue from
     `worker_dialogue_get` carries it already."""

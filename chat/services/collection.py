@@ -39,6 +39,7 @@ from chat.models import Dialogue, Participant, ReplyFailure, Turn
 from chat.selectors.collection import (
     ChatState,
     chat_state,
+    chat_turns,
     grounding_item_ids,
     with_finish_hint,
 )
@@ -118,7 +119,7 @@ def user_turn_post(*, dialogue: Dialogue, text: str) -> PostedUtterance:
     with transaction.atomic():
         locked = _locked(dialogue)
         _require_open(locked)
-        turns = list(locked.turns.order_by("index"))
+        turns = chat_turns(dialogue_id=locked.pk)
         state = chat_state(dialogue=locked, turns=turns)
         if state.awaiting_reply:
             raise CollectionError(_("请等模型回复后再发送。"))
@@ -311,7 +312,7 @@ def _plan(utterance_id: int) -> _Plan | ReplySaved | ReplyFailed:
     except Turn.DoesNotExist:
         return ReplyFailed(kind="nothing_to_answer", detail="the utterance no longer exists")
     dialogue = utterance.dialogue
-    turns = list(dialogue.turns.order_by("index"))
+    turns = chat_turns(dialogue_id=dialogue.pk)
     later = [turn for turn in turns if turn.index > utterance.index]
     if later:
         return ReplySaved(
@@ -354,7 +355,7 @@ def _save(plan: _Plan, text: str, latency_ms: int) -> ReplySaved:
     except IntegrityError:
         # A re-run of this save after a lost connection, or a generator that lost its claim.
         logger.info("dialogue %s: reply %s was saved already", dialogue.pk, reply.index)
-        turns = list(dialogue.turns.order_by("index"))
+        turns = chat_turns(dialogue_id=dialogue.pk)
         reply = next(turn for turn in turns if turn.index == reply.index)
     else:
         turns = [*plan.turns, reply]
@@ -434,10 +435,10 @@ class _ChunkWriter:
                     self.sleeping = False
             text = "".join(self.pending)
             self.pending.clear()
+            # The first append sets the stream's expiry, the terminal event sets it again.
+            ttl = settings.CHAT_STREAM_TTL_S if self.last_append == float("-inf") else None
             self.last_append = loop.time()
-            await self.streams.append(
-                self.key, streams_mod.CHUNK, {"t": text}, ttl_s=settings.CHAT_STREAM_TTL_S
-            )
+            await self.streams.append(self.key, streams_mod.CHUNK, {"t": text}, ttl_s=ttl)
 
     async def flush(self) -> None:
         """Append what is left now (the reply is complete: no reason to wait)."""
@@ -611,7 +612,7 @@ def _last_utterance(dialogue: Dialogue) -> tuple[int | None, ReplySaved | ReplyF
     """The dialogue's last utterance, and what to show instead of following its reply when
     there is nothing to follow any more (its reply is saved) or nothing at all (no utterance).
     `dialogue` comes with its campaign (the caller has just loaded it): one query, the turns."""
-    turns = list(dialogue.turns.order_by("index"))
+    turns = chat_turns(dialogue_id=dialogue.pk)
     utterances = [turn for turn in turns if turn.speaker == Turn.Speaker.USER]
     if not utterances:
         failure = ReplyFailed(kind="nothing_to_answer", detail="the dialogue has no utterance yet")

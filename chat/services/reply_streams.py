@@ -66,8 +66,11 @@ class ReplyStreams(Protocol):
     async def holder(self, key: str) -> str | None:
         """Who holds the claim now (None when nobody does)."""
 
-    async def append(self, key: str, kind: str, data: dict[str, Any], *, ttl_s: float) -> str:
-        """Add an event; the stream expires `ttl_s` after its last append. Returns its id."""
+    async def append(
+        self, key: str, kind: str, data: dict[str, Any], *, ttl_s: float | None
+    ) -> str:
+        """Add an event; the stream then expires `ttl_s` later (`None`: its expiry stays as an
+        earlier append set it: one command instead of two per chunk). Returns its id."""
 
     async def read(self, key: str, after: str, *, block_s: float) -> list[StreamEvent]:
         """Events after id `after` ("0": from the start), waiting up to `block_s` for one."""
@@ -180,10 +183,14 @@ class RedisReplyStreams:
     async def holder(self, key: str) -> str | None:
         return cast(str | None, await self._client().get(_claim_key(key)))
 
-    async def append(self, key: str, kind: str, data: dict[str, Any], *, ttl_s: float) -> str:
-        payload = json.dumps(data, ensure_ascii=False)
+    async def append(
+        self, key: str, kind: str, data: dict[str, Any], *, ttl_s: float | None
+    ) -> str:
+        fields = {"k": kind, "d": json.dumps(data, ensure_ascii=False)}
+        if ttl_s is None:
+            return cast(str, await self._client().xadd(key, fields))
         async with self._client().pipeline(transaction=False) as pipe:
-            pipe.xadd(key, {"k": kind, "d": payload})
+            pipe.xadd(key, fields)
             pipe.expire(key, max(1, int(ttl_s)))
             event_id, _ = await pipe.execute()
         return cast(str, event_id)
@@ -271,7 +278,9 @@ class MemoryReplyStreams:
         with self._lock:
             return self._live_claim(key, time.monotonic())
 
-    async def append(self, key: str, kind: str, data: dict[str, Any], *, ttl_s: float) -> str:
+    async def append(
+        self, key: str, kind: str, data: dict[str, Any], *, ttl_s: float | None
+    ) -> str:
         # A JSON round trip, as Redis does: readers never share mutable data with the writer.
         data = json.loads(json.dumps(data, ensure_ascii=False))
         now = time.monotonic()
@@ -280,7 +289,8 @@ class MemoryReplyStreams:
             self._next_id += 1
             event = StreamEvent(id=str(self._next_id), kind=kind, data=data)
             stream.events.append(event)
-            stream.expires_at = now + ttl_s
+            if ttl_s is not None:
+                stream.expires_at = now + ttl_s
             waiters, stream.waiters = stream.waiters, []
         for loop, future in waiters:
             try:

@@ -72,3 +72,22 @@ def test_a_message_added_by_a_view_is_shown_once_after_the_redirect_under_asgi(w
     first, second = asyncio.run(flow())
     assert first.content.decode().startswith("saved from a")
     assert second.content.decode() == ""  # shown once: the cookie was updated on the way out
+
+
+def test_under_asgi_the_csrf_check_runs_on_the_loop_and_is_still_enforced(settings):
+    from asgiref.sync import iscoroutinefunction
+    from django.core.handlers.asgi import ASGIHandler
+
+    settings.ROOT_URLCONF = "tests.core.csrf_urls"
+    assert all(iscoroutinefunction(hook) for hook in ASGIHandler()._view_middleware)
+
+    async def flow():
+        client = AsyncClient(enforce_csrf_checks=True)
+        refused = await client.post("/post/", {"x": "1"})
+        token = (await client.get("/token/")).content.decode()
+        accepted = await client.post("/post/", {"x": "1"}, headers={"X-CSRFToken": token})
+        return refused, accepted
+
+    refused, accepted = asyncio.run(flow())
+    assert refused.status_code == 403
+    assert accepted.status_code == 200 and accepted.content == b"accepted"
