@@ -252,6 +252,16 @@ CHAT_STREAM_BATCH_MS = env.int("CHAT_STREAM_BATCH_MS", default=100)
 CHAT_REDIS_MAX_CONNECTIONS = env.int("CHAT_REDIS_MAX_CONNECTIONS", default=2000)
 # Threads (each with its own kept-open database connection) that run the chat views' queries.
 CHAT_DB_THREADS = env.int("CHAT_DB_THREADS", default=8)
+# `manage.py chat_worker` (chat/services/reply_worker.py): replies generated at once per worker,
+# how often it tells Redis it is alive, and how long a stopping worker lets replies finish.
+CHAT_WORKER_CONCURRENCY = env.int("CHAT_WORKER_CONCURRENCY", default=100)
+CHAT_WORKER_HEARTBEAT_S = env.float("CHAT_WORKER_HEARTBEAT_S", default=5.0)
+CHAT_WORKER_GRACE_S = env.float("CHAT_WORKER_GRACE_S", default=30.0)
+# How long a thread may hold the GIL while another waits for it, in the web processes and chat
+# workers (CPython's default: 5 ms). Their event loop relays replies while the database threads
+# run ORM code; at 5 ms every hand-off between them could wait that long, and a turn makes
+# several: 1 ms halved the tail of the chat's latencies (docs/scaling.md).
+GIL_SWITCH_INTERVAL_MS = env.float("GIL_SWITCH_INTERVAL_MS", default=1.0)
 
 # Seconds /healthz waits for a worker to answer its ping task.
 HEALTH_WORKER_TIMEOUT = env.float("HEALTH_WORKER_TIMEOUT", default=5.0)

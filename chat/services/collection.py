@@ -14,8 +14,8 @@ the failure is the stream's last event, shown by every process with "retry" unti
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextvars
+import json
 import logging
 import os
 import socket
@@ -47,6 +47,7 @@ from chat.services import acceptability
 from chat.services import reply_streams as streams_mod
 from chat.services.generation import BackendError, ChatRequest, build_request, stream_reply
 from chat.services.reply_streams import (
+    RedisReplyStreams,
     ReplyStreams,
     StreamEvent,
     gather_quietly,
@@ -578,10 +579,10 @@ _local_generations: set[asyncio.Task[bool]] = set()
 async def reply_dispatch(*, utterance_id: int) -> bool:
     """Make sure a generator for this utterance's reply is on its way, exactly once.
 
-    With shared streams a job is queued for a `chat` worker, guarded by a claim placed now and
-    handed over to the worker (so listeners arriving before it starts queue nothing more, and a
-    job lost with its worker is queued again once the claim expires). In memory the generation
-    starts in this process. Returns False when a generator already holds the claim.
+    With shared streams a job is queued for a `chat` worker together with a claim (one Redis
+    step), which the worker takes over: listeners arriving before it starts queue nothing more,
+    and a job lost with its worker is queued again once the claim expires. In memory the
+    generation starts in this process. Returns False when a generator already holds the claim.
     """
     streams = reply_streams()
     key = reply_key(utterance_id=utterance_id)
@@ -596,16 +597,17 @@ async def reply_dispatch(*, utterance_id: int) -> bool:
         _local_generations.add(task)
         task.add_done_callback(_local_generations.discard)
         return True
+    assert isinstance(streams, RedisReplyStreams)
     token = f"queued:{_owner()}"
-    if not await streams.claim(key, token, settings.CHAT_DISPATCH_TTL_S):
-        return False
-    from chat.tasks import reply_generate as reply_generate_task
-
-    await in_db_thread(
-        reply_generate_task.apply_async,
-        kwargs={"utterance_id": utterance_id, "dispatch_token": token},
+    job = json.dumps({"utterance": utterance_id, "token": token})
+    return await streams.claim_and_queue(
+        key, token, settings.CHAT_DISPATCH_TTL_S, reply_queue_key(), job
     )
-    return True
+
+
+def reply_queue_key() -> str:
+    """The `chat` workers' job queue, a Redis list (see `chat.services.reply_worker`)."""
+    return f"{settings.CHAT_REPLY_KEY_PREFIX}:reply-jobs"
 
 
 def _last_utterance(dialogue: Dialogue) -> tuple[int | None, ReplySaved | ReplyFailed | None]:
@@ -749,31 +751,3 @@ async def reply_retry(*, dialogue: Dialogue) -> None:
     if not await streams.discard_failed(key) and await streams.holder(key) is not None:
         raise CollectionError(_("模型还在回复，请稍候。"))
     await reply_dispatch(utterance_id=utterance_id)
-
-
-# --- On a `chat` worker -----------------------------------------------------------------------
-#
-# Celery runs each task in a thread of its pool (`--pool threads`: a generation mostly waits on
-# the network). All of this process's generations share one event loop in a thread of its own,
-# so they share one Redis connection pool and the backends' per-process concurrency limits.
-_worker_loop: asyncio.AbstractEventLoop | None = None
-_worker_loop_lock = threading.Lock()
-
-
-def _background_loop() -> asyncio.AbstractEventLoop:
-    global _worker_loop
-    with _worker_loop_lock:
-        if _worker_loop is None or _worker_loop.is_closed():
-            loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="chat-replies", daemon=True).start()
-            _worker_loop = loop
-        return _worker_loop
-
-
-def reply_generate_blocking(*, utterance_id: int, dispatch_token: str | None = None) -> bool:
-    """`reply_generate` for a Celery task: runs on the process's reply loop, waits for the end."""
-    coroutine = reply_generate(utterance_id=utterance_id, dispatch_token=dispatch_token)
-    try:
-        return asyncio.run_coroutine_threadsafe(coroutine, _background_loop()).result()
-    except concurrent.futures.CancelledError:  # lost its claim to another generator
-        return False

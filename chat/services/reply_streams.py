@@ -113,6 +113,15 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
+# KEYS[1] claim key, KEYS[2] the job queue; ARGV: owner, ttl ms, the job. The claim and the job
+# together or neither: a job is queued only by whoever placed the claim.
+_CLAIM_AND_QUEUE = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  redis.call('RPUSH', KEYS[2], ARGV[3])
+  return 1
+end
+return 0
+"""
 _DISCARD_FAILED = """
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 if #last == 1 then
@@ -210,6 +219,31 @@ class RedisReplyStreams:
 
     async def discard_failed(self, key: str) -> bool:
         return bool(await self._script(_DISCARD_FAILED, [key], []))
+
+    # The `chat` workers' job queue (chat.services.reply_jobs): a list next to the streams.
+
+    async def claim_and_queue(
+        self, key: str, owner: str, ttl_s: float, queue: str, job: str
+    ) -> bool:
+        """Take the claim if nobody holds it and, in the same step, append `job` to `queue`."""
+        ms = max(1, int(ttl_s * 1000))
+        return bool(
+            await self._script(_CLAIM_AND_QUEUE, [_claim_key(key), queue], [owner, ms, job])
+        )
+
+    async def next_job(self, queue: str, *, block_s: float) -> str | None:
+        """The oldest job of `queue`, taken off it; None when none came within `block_s`."""
+        reply = await self._client().blpop([queue], timeout=max(1, round(block_s)))
+        return cast(str, reply[1]) if reply else None
+
+    async def mark_alive(self, key: str, value: str, ttl_s: float) -> None:
+        await self._client().set(key, value, px=max(1, int(ttl_s * 1000)))
+
+    async def forget(self, key: str) -> None:
+        await self._client().delete(key)
+
+    async def keys_like(self, pattern: str) -> list[str]:
+        return [key async for key in self._client().scan_iter(match=pattern, count=1000)]
 
 
 def _decode(event_id: str, fields: dict[str, str]) -> StreamEvent:

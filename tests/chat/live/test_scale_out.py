@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 from django.conf import settings
+from django.test import override_settings
 from django.urls import reverse
 
 from chat.models import Turn
@@ -112,30 +113,27 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def _start_chat_worker() -> subprocess.Popen:
+    from chat.services.reply_worker import workers_alive
+
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "chat"]
-        + ["--pool=threads", "--concurrency=8", "--loglevel=WARNING"]
-        + ["--without-heartbeat", "--without-mingle", "--without-gossip"]
-        + ["-n", f"chat-test-{PREFIX}@%h"],
+        [sys.executable, "manage.py", "chat_worker", "--concurrency=8"],
         cwd=REPO_ROOT,
         env=_env(),
     )
-    from celery.exceptions import TimeoutError as CeleryTimeout
-
-    from core.tasks import ping
-
-    result = ping.apply_async(queue="chat")
+    name = f"{socket.gethostname()}:{proc.pid}"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             pytest.fail("the chat worker exited at start")
-        try:
-            if result.get(timeout=1.0) == "pong":
+        # Its heartbeat: it is taking jobs. (Module set-up: the per-test settings are not on.)
+        with override_settings(
+            CHAT_REPLY_STREAMS_URL=settings.CELERY_BROKER_URL, CHAT_REPLY_KEY_PREFIX=PREFIX
+        ):
+            if name in asyncio.run(workers_alive()):
                 return proc
-        except CeleryTimeout:
-            continue
+        time.sleep(0.2)
     proc.kill()
-    pytest.fail("the chat worker did not answer within 180 s")
+    pytest.fail("the chat worker did not start within 180 s")
 
 
 # The chat workers serving the module's tests; a test that kills one replaces it here.
@@ -425,11 +423,11 @@ def test_a_chat_worker_killed_mid_reply_loses_nothing(tier, fake_openai, make_ch
     ]
     time.sleep(1.0)  # no late second save from anywhere
     assert chat.dialogue.turns.count() == 2
-    # The killed worker's job was never acknowledged (acks_late): the broker hands it out again
-    # after its visibility timeout. Run now, it finds the reply done and calls nobody.
-    from chat.services.collection import reply_generate_blocking
+    # A job for this utterance queued again now (a late listener, a doubled job) finds the
+    # reply done and calls nobody.
+    from chat.services.collection import reply_generate
 
-    assert not reply_generate_blocking(utterance_id=utterance, dispatch_token="queued:lost")
+    assert not run(reply_generate(utterance_id=utterance, dispatch_token="queued:late"))
     assert chat.dialogue.turns.count() == 2
     # The killed generation's call and the one that replaced it: the accepted cost.
     assert len(fake_openai.requests) == 2
