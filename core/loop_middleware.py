@@ -89,7 +89,7 @@ class CsrfViewMiddleware(OnTheLoop, CsrfViewBase):
         super().__init__(get_response)
         if iscoroutinefunction(get_response):
             # Django's handler adapts the bound method it finds: an async one runs on the loop.
-            self.process_view = self._process_view_on_the_loop  # type: ignore[method-assign]  # chosen per mode, as Django reads it per instance
+            self.process_view = self._process_view_on_the_loop  # type: ignore[method-assign,assignment]  # chosen per mode, as Django reads it per instance
 
     async def _process_view_on_the_loop(
         self, request: HttpRequest, callback: Any, callback_args: Any, callback_kwargs: Any

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import Http404
 from django.utils.translation import gettext as _
 
@@ -288,22 +288,27 @@ def with_finish_hint(state: ChatState) -> ChatState:
     return replace(state, finish_hint=hint)
 
 
+def worker_dialogues(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Dialogue]:
+    """The worker's dialogues as the chat path reads one: only the relations it reads, and the
+    blind alias along (a subquery), so no request of a turn reads it on its own."""
+    alias = CampaignBackend.objects.filter(
+        campaign_id=OuterRef("campaign_id"), backend_id=OuterRef("backend_id")
+    ).values("alias")[:1]
+    return (
+        Dialogue.objects.filter(worker_id=user.pk)
+        .select_related("campaign", "skill")
+        .annotate(blind_alias=Subquery(alias))
+    )
+
+
 def worker_dialogue_get(*, user: AbstractBaseUser | AnonymousUser, pk: int) -> Dialogue:
     """A dialogue of this worker; someone else's (or a missing one) is a 404, not a 403, so
     dialogue ids of other workers cannot be probed."""
     if not user.is_authenticated:
         raise Http404("No such dialogue.")
-    # On every chat request: only the relations the chat path reads, and `get` (no ORDER BY);
-    # the blind alias comes along (a subquery), so no request of a turn reads it on its own.
-    alias = CampaignBackend.objects.filter(
-        campaign_id=OuterRef("campaign_id"), backend_id=OuterRef("backend_id")
-    ).values("alias")[:1]
+    # On every chat request: `get`, no ORDER BY to compile.
     try:
-        return (
-            Dialogue.objects.select_related("campaign", "skill")
-            .annotate(blind_alias=Subquery(alias))
-            .get(pk=pk, worker_id=user.pk)
-        )
+        return worker_dialogues(user=user).get(pk=pk)
     except Dialogue.DoesNotExist:
         raise Http404("No such dialogue.") from None
 

@@ -30,7 +30,9 @@ from typing import Any, ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
+from django.http import Http404
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
@@ -42,6 +44,7 @@ from chat.selectors.collection import (
     chat_turns,
     grounding_item_ids,
     with_finish_hint,
+    worker_dialogues,
 )
 from chat.services import acceptability
 from chat.services import reply_streams as streams_mod
@@ -99,12 +102,17 @@ def _require_open(dialogue: Dialogue) -> None:
 
 @dataclass(frozen=True)
 class PostedUtterance:
+    dialogue: Dialogue  # as `worker_dialogue_get` reads it (locked while the utterance was saved)
     turn: Turn
     state: ChatState  # the dialogue's state with the utterance (awaiting its reply)
 
 
-def user_turn_post(*, dialogue: Dialogue, text: str) -> PostedUtterance:
-    """Save the worker's utterance after the acceptability checks.
+def worker_turn_post(
+    *, worker: AbstractBaseUser | AnonymousUser, dialogue_id: int, text: str
+) -> PostedUtterance:
+    """Save a worker's utterance in their dialogue (someone else's is a 404, as
+    `worker_dialogue_get` answers) after the acceptability checks. The dialogue is read once,
+    locked: the send's one read of it.
 
     A refused utterance is recorded against the participant (repeated violations flag them) and
     raises `UtteranceRefused`; the dialogue is left as it was.
@@ -117,8 +125,15 @@ def user_turn_post(*, dialogue: Dialogue, text: str) -> PostedUtterance:
             _("一次最多发送 %(max)d 个字符（现在 %(n)d 个）。")
             % {"max": MAX_USER_CHARS, "n": len(text)}
         )
+    if not worker.is_authenticated:
+        raise Http404("No such dialogue.")
     with transaction.atomic():
-        locked = _locked(dialogue)
+        try:
+            locked = (
+                worker_dialogues(user=worker).select_for_update(of=("self",)).get(pk=dialogue_id)
+            )
+        except Dialogue.DoesNotExist:
+            raise Http404("No such dialogue.") from None
         _require_open(locked)
         turns = chat_turns(dialogue_id=locked.pk)
         state = chat_state(dialogue=locked, turns=turns)
@@ -137,15 +152,11 @@ def user_turn_post(*, dialogue: Dialogue, text: str) -> PostedUtterance:
                 text=text,
             )
             Dialogue.objects.filter(pk=locked.pk).update(updated_at=timezone.now())
-            return PostedUtterance(turn, chat_state(dialogue=locked, turns=[*turns, turn]))
+            return PostedUtterance(locked, turn, chat_state(dialogue=locked, turns=[*turns, turn]))
     # Recorded outside the dialogue's transaction: the refusal stands even if recording fails.
-    participant = (
-        Participant.objects.filter(
-            campaign_id=dialogue.campaign_id, user_id=dialogue.worker_id
-        ).first()
-        if dialogue.worker_id is not None
-        else None
-    )
+    participant = Participant.objects.filter(
+        campaign_id=locked.campaign_id, user_id=locked.worker_id
+    ).first()
     flagged = acceptability.violation_record(participant=participant) if participant else False
     raise UtteranceRefused([v.message for v in violations], flagged=flagged)
 

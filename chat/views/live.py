@@ -32,7 +32,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 from django_htmx.middleware import HtmxDetails
 
-from chat.models import Dialogue, Participant, Turn
+from chat.models import Dialogue, Participant
 from chat.selectors import collection as selectors
 from chat.services import campaigns, scenario_assignment
 from chat.services import collection as services
@@ -181,7 +181,7 @@ def _wants_stream(request: HttpRequest) -> bool:
     return "text/event-stream" in request.headers.get("Accept", "")
 
 
-async def _refusal(request: HtmxHttpRequest, dialogue: Dialogue, errors: list[str]) -> HttpResponse:
+async def _refusal(request: HtmxHttpRequest, pk: int, errors: list[str]) -> HttpResponse:
     if request.htmx or _wants_stream(request):
         html = await services.in_db_thread(
             render_to_string, PARTS + "#composer-error", {"errors": errors}, request=request
@@ -189,15 +189,15 @@ async def _refusal(request: HtmxHttpRequest, dialogue: Dialogue, errors: list[st
         return reswap(retarget(HttpResponse(html, status=422), "#composer-error"), "outerHTML")
     for error in errors:
         messages.error(request, error)
+    dialogue = await _worker_dialogue(request, pk)
     context = await _page_context(request, dialogue)
     return await _render(request, "chat/live_dialogue.html", context, status=422)
 
 
-def _sent_payload(
-    request: HtmxHttpRequest, dialogue: Dialogue, posted: services.PostedUtterance
-) -> str:
+def _sent_payload(request: HtmxHttpRequest, posted: services.PostedUtterance) -> str:
     """The `sent` event: the new turn, the pending reply and the status bar (only what the
     page changes: not the whole page's context)."""
+    dialogue = posted.dialogue
     context = {
         "dialogue": dialogue,
         "dialogue_id": dialogue.pk,
@@ -242,25 +242,24 @@ async def dialogue_send(request: HtmxHttpRequest, pk: int) -> HttpResponseBase:
     text = request.POST.get("text", "")
     streamed = _wants_stream(request)
 
-    def post() -> tuple[Dialogue, Turn | list[str], str]:
-        """One trip to the database threads: the dialogue, the utterance (or why it was
-        refused) and the `sent` event."""
-        dialogue = selectors.worker_dialogue_get(user=request.user, pk=pk)
+    def post() -> tuple[services.PostedUtterance | list[str], str]:
+        """One trip to the database threads: the utterance (or why it was refused) and the
+        `sent` event."""
         try:
-            posted = services.user_turn_post(dialogue=dialogue, text=text)
+            posted = services.worker_turn_post(worker=request.user, dialogue_id=pk, text=text)
         except services.CollectionError as exc:
-            return dialogue, _refusal_errors(exc), ""
-        sent = _sent_payload(request, dialogue, posted) if streamed else ""
-        return dialogue, posted.turn, sent
+            return _refusal_errors(exc), ""
+        return posted, _sent_payload(request, posted) if streamed else ""
 
-    dialogue, outcome, sent = await services.in_db_thread(post)
+    outcome, sent = await services.in_db_thread(post)
     if isinstance(outcome, list):
-        return await _refusal(request, dialogue, outcome)
-    await services.reply_dispatch(utterance_id=outcome.pk)
+        return await _refusal(request, pk, outcome)
+    await services.reply_dispatch(utterance_id=outcome.turn.pk)
     if not streamed:
-        return redirect("chat:live-dialogue", pk=dialogue.pk)
+        return redirect("chat:live-dialogue", pk=pk)
+    dialogue = outcome.dialogue
     alias = selectors.backend_alias(dialogue=dialogue)
-    follow = services.reply_follow_dispatched(utterance_id=outcome.pk)
+    follow = services.reply_follow_dispatched(utterance_id=outcome.turn.pk)
     return _event_stream(_sent_then_reply(sent, _reply_events(request, dialogue, alias, follow)))
 
 
