@@ -114,27 +114,36 @@ def _dialogue_context(
 AsyncView = Callable[..., Awaitable[HttpResponseBase]]
 
 
+def _crowdworker_verdict(request: HttpRequest) -> bool | None:
+    """None: anonymous; False: not a crowdworker; True: may chat. (Reads the session, the user
+    and their roles: run it on the database threads.)"""
+    if not request.user.is_authenticated:
+        return None
+    return has_role(request.user, Role.CROWDWORKER)
+
+
+def _refused(request: HttpRequest, verdict: bool | None, *, anonymous: str) -> HttpResponseBase:
+    """What `_crowdworker_verdict` refused: the login page (or 403), or 403."""
+    if verdict is None and anonymous == "login":
+        return redirect_to_login(request.get_full_path())
+    raise PermissionDenied("This page is not available to your role.")
+
+
 def _crowdworker_view(*, anonymous: str = "login") -> Callable[[AsyncView], AsyncView]:
     """`role_required(Role.CROWDWORKER)` for the chat's async views.
 
     The session, the user and their roles are read on the chat's database threads (one kept-open
     connection each), not on a thread of the request's own: the hot path opens no connection.
-    `anonymous="forbid"` answers 403 instead of the login page (the event stream).
+    `anonymous="forbid"` answers 403 instead of the login page (the event stream). The send
+    makes the same check inside its one trip to those threads instead (`dialogue_send`).
     """
 
     def decorator(view: AsyncView) -> AsyncView:
         @wraps(view)
         async def wrapped(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-            def allowed() -> bool | None:
-                if not request.user.is_authenticated:
-                    return None
-                return has_role(request.user, Role.CROWDWORKER)
-
-            verdict = await services.in_db_thread(allowed)
-            if verdict is None and anonymous == "login":
-                return redirect_to_login(request.get_full_path())
+            verdict = await services.in_db_thread(_crowdworker_verdict, request)
             if not verdict:
-                raise PermissionDenied("This page is not available to your role.")
+                return _refused(request, verdict, anonymous=anonymous)
             return await view(request, *args, **kwargs)
 
         return wrapped
@@ -227,7 +236,6 @@ def _refusal_errors(exc: services.CollectionError) -> list[str]:
 
 
 @require_POST
-@_crowdworker_view()
 async def dialogue_send(request: HtmxHttpRequest, pk: int) -> HttpResponseBase:
     """Save the worker's utterance and start the reply.
 
@@ -238,13 +246,18 @@ async def dialogue_send(request: HtmxHttpRequest, pk: int) -> HttpResponseBase:
     its first reads of the reply's stream were a third of the web tier's CPU per turn
     (docs/scaling.md). A connection that breaks mid-reply continues on `dialogue_stream` with
     `Last-Event-ID`. Without the script the form posts plainly and gets the page back.
+    The crowdworker check of `_crowdworker_view` is made in the send's one trip to the
+    database threads (a hand-off less on the turn's critical path).
     """
     text = request.POST.get("text", "")
     streamed = _wants_stream(request)
 
-    def post() -> tuple[services.PostedUtterance | list[str], str]:
-        """One trip to the database threads: the utterance (or why it was refused) and the
-        `sent` event."""
+    def post() -> tuple[services.PostedUtterance | list[str] | bool | None, str]:
+        """One trip to the database threads: the crowdworker check, the utterance (or why it
+        was refused) and the `sent` event."""
+        verdict = _crowdworker_verdict(request)
+        if not verdict:
+            return verdict, ""
         try:
             posted = services.worker_turn_post(worker=request.user, dialogue_id=pk, text=text)
         except services.CollectionError as exc:
@@ -252,6 +265,8 @@ async def dialogue_send(request: HtmxHttpRequest, pk: int) -> HttpResponseBase:
         return posted, _sent_payload(request, posted) if streamed else ""
 
     outcome, sent = await services.in_db_thread(post)
+    if outcome is None or isinstance(outcome, bool):
+        return _refused(request, outcome, anonymous="login")
     if isinstance(outcome, list):
         return await _refusal(request, pk, outcome)
     await services.reply_dispatch(utterance_id=outcome.turn.pk)
