@@ -301,14 +301,19 @@ def worker_dialogues(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Dial
     )
 
 
-def worker_dialogue_get(*, user: AbstractBaseUser | AnonymousUser, pk: int) -> Dialogue:
+def worker_dialogue_get(
+    *, user: AbstractBaseUser | AnonymousUser, pk: int, lock: bool = False
+) -> Dialogue:
     """A dialogue of this worker; someone else's (or a missing one) is a 404, not a 403, so
-    dialogue ids of other workers cannot be probed."""
+    dialogue ids of other workers cannot be probed. `lock`: row-locked (in a transaction)."""
     if not user.is_authenticated:
         raise Http404("No such dialogue.")
+    dialogues = worker_dialogues(user=user)
+    if lock:
+        dialogues = dialogues.select_for_update(of=("self",))
     # On every chat request: `get`, no ORDER BY to compile.
     try:
-        return worker_dialogues(user=user).get(pk=pk)
+        return dialogues.get(pk=pk)
     except Dialogue.DoesNotExist:
         raise Http404("No such dialogue.") from None
 

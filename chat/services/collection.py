@@ -32,7 +32,6 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
-from django.http import Http404
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
@@ -44,7 +43,7 @@ from chat.selectors.collection import (
     chat_turns,
     grounding_item_ids,
     with_finish_hint,
-    worker_dialogues,
+    worker_dialogue_get,
 )
 from chat.services import acceptability
 from chat.services import reply_streams as streams_mod
@@ -125,15 +124,8 @@ def worker_turn_post(
             _("一次最多发送 %(max)d 个字符（现在 %(n)d 个）。")
             % {"max": MAX_USER_CHARS, "n": len(text)}
         )
-    if not worker.is_authenticated:
-        raise Http404("No such dialogue.")
     with transaction.atomic():
-        try:
-            locked = (
-                worker_dialogues(user=worker).select_for_update(of=("self",)).get(pk=dialogue_id)
-            )
-        except Dialogue.DoesNotExist:
-            raise Http404("No such dialogue.") from None
+        locked = worker_dialogue_get(user=worker, pk=dialogue_id, lock=True)
         _require_open(locked)
         turns = chat_turns(dialogue_id=locked.pk)
         state = chat_state(dialogue=locked, turns=turns)

@@ -220,7 +220,7 @@ class RedisReplyStreams:
     async def discard_failed(self, key: str) -> bool:
         return bool(await self._script(_DISCARD_FAILED, [key], []))
 
-    # The `chat` workers' job queue (chat.services.reply_jobs): a list next to the streams.
+    # The `chat` workers' job queue and heartbeats (chat.services.reply_worker).
 
     async def claim_and_queue(
         self, key: str, owner: str, ttl_s: float, queue: str, job: str

@@ -139,20 +139,17 @@
     }
   }
 
-  function showComposerError(html) {
+  // The composer's error line: the server's refusal (HTML), or `text` of our own.
+  function showComposerError(html, text) {
     const current = document.getElementById("composer-error");
-    if (current) replaceWith(current, html);
-  }
-
-  function composerError(text) {
-    const box = document.createElement("div");
-    box.id = "composer-error";
-    box.className = "composer-error";
-    box.setAttribute("role", "alert");
-    const line = document.createElement("p");
-    line.textContent = text;
-    box.appendChild(line);
-    return box.outerHTML;
+    if (!current) return;
+    if (html) {
+      replaceWith(current, html);
+    } else {
+      const line = document.createElement("p");
+      line.textContent = text;
+      current.replaceChildren(line);
+    }
   }
 
   // The `sent` event: the utterance's turn and the pending reply join the list, the status
@@ -183,7 +180,7 @@
         credentials: "same-origin",
       });
     } catch (error) {
-      showComposerError(composerError(form.dataset.lostText));
+      showComposerError(null, form.dataset.lostText);
       syncComposer();
       return;
     }
@@ -194,8 +191,8 @@
     const type = response.headers.get("Content-Type") || "";
     if (!response.ok || !response.body || !type.startsWith("text/event-stream")) {
       // 422: why the utterance was refused (the composer's error line); the text stays.
-      if (response.status === 422) showComposerError(await response.text());
-      else showComposerError(composerError(form.dataset.lostText));
+      if (response.status === 422) showComposerError(await response.text(), null);
+      else showComposerError(null, form.dataset.lostText);
       syncComposer();
       return;
     }
