@@ -29,9 +29,14 @@ def _may_belong_to_a_campaign(path: str) -> bool:
 
 
 def _needs_lookup(request: HttpRequest) -> bool:
-    """A page load of a campaign's crowdworker page. An htmx request (a sent message, a ticked
-    item) comes from a page that has already set the language cookie: no query on the hot path."""
-    return _may_belong_to_a_campaign(request.path_info) and not request.headers.get("HX-Request")
+    """A page load of a campaign's crowdworker page. An htmx request (a ticked item, a submit)
+    and the chat page's event-stream fetches (a sent message, a followed reply) come from a page
+    that has already set the language cookie: no query on the hot path."""
+    return (
+        _may_belong_to_a_campaign(request.path_info)
+        and not request.headers.get("HX-Request")
+        and not request.headers.get("Accept", "").startswith("text/event-stream")
+    )
 
 
 def _fixed_language(request: HttpRequest) -> str:
@@ -42,8 +47,6 @@ def _fixed_language(request: HttpRequest) -> str:
         match = resolve(path)
     except Resolver404:
         return ""
-    if match.view_name == "chat:live-stream":
-        return ""  # the stream follows the cookie its page just set; no query on the hot path
     return campaign_page_language(url_name=match.view_name, kwargs=match.kwargs)
 
 

@@ -22,7 +22,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import AsyncGenerator, Callable, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import aclosing, suppress
 from dataclasses import asdict, dataclass
@@ -49,6 +49,7 @@ from chat.services import acceptability
 from chat.services import reply_streams as streams_mod
 from chat.services.generation import BackendError, ChatRequest, build_request, stream_reply
 from chat.services.reply_streams import (
+    Claimed,
     RedisReplyStreams,
     ReplyStreams,
     StreamEvent,
@@ -480,20 +481,21 @@ async def reply_generate(*, utterance_id: int, dispatch_token: str | None = None
     streams = reply_streams()
     key = reply_key(utterance_id=utterance_id)
     owner = _owner()
-    ttl = settings.CHAT_CLAIM_TTL_S
-    if not await streams.claim(key, owner, ttl, replace=dispatch_token):
-        return False
+    # What generating needs is read from the database while the claim is taken in Redis: one
+    # wait instead of two before the model is called (thrown away when there is nothing to do).
+    planned = asyncio.ensure_future(in_db_thread(_plan, utterance_id))
+    claimed: Claimed | None = None
     try:
-        last = await streams.last(key)
-        if last is not None and last.terminal:
+        claimed = await streams.claim(key, owner, settings.CHAT_CLAIM_TTL_S, replace=dispatch_token)
+        if claimed is None or (claimed.last is not None and claimed.last.terminal):
             return False
-        if last is not None:  # chunks of a generator that died: void them
+        if claimed.last is not None:  # chunks of a generator that died: void them
             await streams.append(key, streams_mod.RESET, {}, ttl_s=settings.CHAT_STREAM_TTL_S)
         work = asyncio.current_task()
         assert work is not None
         keeper = asyncio.create_task(_keep_claim(streams, key, owner, work))
         try:
-            outcome = await _generate(streams, key, utterance_id)
+            outcome = await _generate(streams, key, utterance_id, planned)
         finally:
             keeper.cancel()
         if isinstance(outcome, ReplySaved):
@@ -509,12 +511,21 @@ async def reply_generate(*, utterance_id: int, dispatch_token: str | None = None
                 logger.exception("utterance %s: recording the failure failed", utterance_id)
         return True
     finally:
-        await gather_quietly(streams.release(key, owner))
+        if not planned.done():
+            planned.cancel()
+        await gather_quietly(planned)
+        if claimed is not None:
+            await gather_quietly(streams.release(key, owner))
 
 
-async def _generate(streams: ReplyStreams, key: str, utterance_id: int) -> ReplySaved | ReplyFailed:
+async def _generate(
+    streams: ReplyStreams,
+    key: str,
+    utterance_id: int,
+    planned: Awaitable[_Plan | ReplySaved | ReplyFailed],
+) -> ReplySaved | ReplyFailed:
     try:
-        plan = await in_db_thread(_plan, utterance_id)
+        plan = await planned
         if not isinstance(plan, _Plan):
             return plan
         started = time.perf_counter()

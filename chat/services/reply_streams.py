@@ -49,13 +49,21 @@ class StreamEvent:
         return self.kind in TERMINAL
 
 
+@dataclass(frozen=True)
+class Claimed:
+    """A claim just taken, with the stream's last event at that moment: in the same step, so a
+    generator learns whether the reply is done already, or was cut off, without another trip."""
+
+    last: StreamEvent | None
+
+
 class ReplyStreams(Protocol):
     """What the chat needs from the place replies in flight live (see the module docstring)."""
 
     async def claim(
         self, key: str, owner: str, ttl_s: float, *, replace: str | None = None
-    ) -> bool:
-        """Take the claim if nobody holds it (or if `replace` holds it); True when taken."""
+    ) -> Claimed | None:
+        """Take the claim if nobody holds it (or if `replace` holds it); None when not taken."""
 
     async def renew(self, key: str, owner: str, ttl_s: float) -> bool:
         """Extend the claim held by `owner`; False when it is no longer theirs."""
@@ -92,14 +100,15 @@ def _claim_key(key: str) -> str:
 
 # --- Redis --------------------------------------------------------------------------------
 
-# KEYS[1] claim key; ARGV: owner, ttl ms, the holder it may replace ("" for none).
+# KEYS[1] claim key, KEYS[2] the stream; ARGV: owner, ttl ms, the holder it may replace ("" for
+# none). Returns {1, the stream's last entry (none or one)} when taken, {0} when not.
 _CLAIM = """
 local current = redis.call('GET', KEYS[1])
 if current == false or (ARGV[3] ~= '' and current == ARGV[3]) then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return 1
+  return {1, redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)}
 end
-return 0
+return {0}
 """
 _RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -178,9 +187,15 @@ class RedisReplyStreams:
 
     async def claim(
         self, key: str, owner: str, ttl_s: float, *, replace: str | None = None
-    ) -> bool:
+    ) -> Claimed | None:
         ms = max(1, int(ttl_s * 1000))
-        return bool(await self._script(_CLAIM, [_claim_key(key)], [owner, ms, replace or ""]))
+        reply = await self._client().eval(_CLAIM, 2, _claim_key(key), key, owner, ms, replace or "")
+        if not int(reply[0]):
+            return None
+        if not reply[1]:
+            return Claimed(last=None)
+        event_id, flat = reply[1][0]  # a script's reply gives the entry's fields as a flat list
+        return Claimed(last=_decode(event_id, dict(zip(flat[::2], flat[1::2], strict=True))))
 
     async def renew(self, key: str, owner: str, ttl_s: float) -> bool:
         ms = max(1, int(ttl_s * 1000))
@@ -285,15 +300,16 @@ class MemoryReplyStreams:
 
     async def claim(
         self, key: str, owner: str, ttl_s: float, *, replace: str | None = None
-    ) -> bool:
+    ) -> Claimed | None:
         now = time.monotonic()
         with self._lock:
             self._purge(now)
             current = self._live_claim(key, now)
             if current is not None and (replace is None or current != replace):
-                return False
+                return None
             self._claims[key] = (owner, now + ttl_s)
-            return True
+            stream = self._streams.get(key)
+            return Claimed(last=stream.events[-1] if stream is not None and stream.events else None)
 
     async def renew(self, key: str, owner: str, ttl_s: float) -> bool:
         now = time.monotonic()

@@ -31,6 +31,7 @@ from contextlib import suppress
 
 from django.conf import settings
 
+from chat.backends.httpcommon import kept_connections
 from chat.services.collection import reply_generate, reply_queue_key
 from chat.services.reply_streams import RedisReplyStreams, gather_quietly, reply_streams
 from core.errors import ServiceError
@@ -107,33 +108,36 @@ async def reply_worker_run(*, concurrency: int, stop: asyncio.Event, grace_s: fl
         slots.release()
 
     logger.info("chat worker %s: up to %d replies at once from %s", name, concurrency, queue)
-    try:
-        while not stop.is_set():
-            await slots.acquire()
-            try:
-                raw = await streams.next_job(queue, block_s=_POP_BLOCK_S)
-            except Exception:
-                slots.release()
-                logger.warning("chat worker: reading the job queue failed", exc_info=True)
-                await asyncio.sleep(_POP_BLOCK_S)
-                continue
-            if raw is None:
-                slots.release()
-                continue
-            task = asyncio.create_task(_run_job(raw))
-            running.add(task)
-            task.add_done_callback(finished)
-    finally:
-        if running:
-            logger.info("chat worker %s: finishing %d replies", name, len(running))
-            _, unfinished = await asyncio.wait(set(running), timeout=grace_s)
-            for task in unfinished:
-                task.cancel()
-            await gather_quietly(*unfinished)
-        heartbeat.cancel()
-        with suppress(asyncio.CancelledError):
-            await heartbeat
-        await gather_quietly(streams.forget(_alive_key(name)))
+    # One pool of kept-alive connections to the model servers for the worker's life, the
+    # replies that finish during the grace included.
+    async with kept_connections():
+        try:
+            while not stop.is_set():
+                await slots.acquire()
+                try:
+                    raw = await streams.next_job(queue, block_s=_POP_BLOCK_S)
+                except Exception:
+                    slots.release()
+                    logger.warning("chat worker: reading the job queue failed", exc_info=True)
+                    await asyncio.sleep(_POP_BLOCK_S)
+                    continue
+                if raw is None:
+                    slots.release()
+                    continue
+                task = asyncio.create_task(_run_job(raw))
+                running.add(task)
+                task.add_done_callback(finished)
+        finally:
+            if running:
+                logger.info("chat worker %s: finishing %d replies", name, len(running))
+                _, unfinished = await asyncio.wait(set(running), timeout=grace_s)
+                for task in unfinished:
+                    task.cancel()
+                await gather_quietly(*unfinished)
+            heartbeat.cancel()
+            with suppress(asyncio.CancelledError):
+                await heartbeat
+            await gather_quietly(streams.forget(_alive_key(name)))
 
 
 async def workers_alive(*, host: str | None = None) -> list[str]:

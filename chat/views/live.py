@@ -11,9 +11,11 @@ so a client that goes away never stops or half-saves a reply, and any web proces
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
+from concurrent.futures import Future
 from contextlib import aclosing
 from functools import wraps
 from typing import Any
@@ -251,25 +253,34 @@ async def dialogue_send(request: HtmxHttpRequest, pk: int) -> HttpResponseBase:
     """
     text = request.POST.get("text", "")
     streamed = _wants_stream(request)
+    loop = asyncio.get_running_loop()
 
-    def post() -> tuple[services.PostedUtterance | list[str] | bool | None, str]:
+    def post() -> tuple[
+        services.PostedUtterance | list[str] | bool | None, Future[bool] | None, str
+    ]:
         """One trip to the database threads: the crowdworker check, the utterance (or why it
-        was refused) and the `sent` event."""
+        was refused), and the `sent` event rendered while the event loop queues the reply."""
         verdict = _crowdworker_verdict(request)
         if not verdict:
-            return verdict, ""
+            return verdict, None, ""
         try:
             posted = services.worker_turn_post(worker=request.user, dialogue_id=pk, text=text)
         except services.CollectionError as exc:
-            return _refusal_errors(exc), ""
-        return posted, _sent_payload(request, posted) if streamed else ""
+            return _refusal_errors(exc), None, ""
+        # The reply's job leaves now, from the event loop, while this thread renders `sent`:
+        # the fragments are off the way from the utterance to the model (docs/scaling.md).
+        dispatched = asyncio.run_coroutine_threadsafe(
+            services.reply_dispatch(utterance_id=posted.turn.pk), loop
+        )
+        return posted, dispatched, _sent_payload(request, posted) if streamed else ""
 
-    outcome, sent = await services.in_db_thread(post)
+    outcome, dispatched, sent = await services.in_db_thread(post)
     if outcome is None or isinstance(outcome, bool):
         return _refused(request, outcome, anonymous="login")
     if isinstance(outcome, list):
         return await _refusal(request, pk, outcome)
-    await services.reply_dispatch(utterance_id=outcome.turn.pk)
+    assert dispatched is not None
+    await asyncio.wrap_future(dispatched)
     if not streamed:
         return redirect("chat:live-dialogue", pk=pk)
     dialogue = outcome.dialogue

@@ -2,7 +2,8 @@
 
 It runs a raw asyncio HTTP/1.1 server in a background thread (no framework to install) and
 answers `POST /v1/chat/completions` (streamed SSE when `"stream": true`, a JSON completion
-otherwise) and `GET /v1/models`. Every response closes its connection.
+otherwise) and `GET /v1/models`. Every response closes its connection unless `keep_alive` is
+set; `connections` counts the connections clients opened.
 
 ```python
 with FakeOpenAI(reply="你好！", token_delay=0.01) as server:
@@ -34,8 +35,8 @@ Non-streamed answers (LLM judges) also take:
 - `latency`: seconds before a non-streamed answer; `reject_response_format`: answer HTTP 400
   to a request carrying `response_format`; `reject_guided_json`: the same for vLLM's
   `guided_json` (an older or non-vLLM server);
-- `keep_alive`: keep the connection open after a non-streamed answer (as vLLM and hosted APIs
-  do), so a client reuses it;
+- `keep_alive`: keep the connection open after an answer (as vLLM and hosted APIs do; a
+  streamed answer is then sent with chunked transfer encoding), so a client reuses it;
 - `n` in the request gives that many choices; `usage` counts prompt characters and reply tokens.
 """
 
@@ -100,6 +101,7 @@ class FakeOpenAI:
         self.in_flight = 0
         self.max_in_flight = 0
         self.completed = 0
+        self.connections = 0
         self._failures_left = self.behaviour.fail_times
         self._reply_index = 0
         self._lock = threading.Lock()
@@ -178,6 +180,8 @@ class FakeOpenAI:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         counted = False
+        with self._lock:
+            self.connections += 1
         try:
             while True:
                 request = await self._read_request(reader)
@@ -197,8 +201,7 @@ class FakeOpenAI:
                     self.in_flight -= 1
                     self.completed += 1
                     counted = False
-                streamed = isinstance(request.json, dict) and request.json.get("stream")
-                if not behaviour.keep_alive or fail or streamed:
+                if not behaviour.keep_alive or fail:
                     return
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             pass  # the client went away, or the server is stopping
@@ -290,7 +293,7 @@ class FakeOpenAI:
         if not (isinstance(request.json, dict) and request.json.get("stream")):
             await self._complete(writer, request, behaviour, tokens, model)
             return
-        await self._stream(writer, behaviour, tokens, model)
+        await self._stream(writer, behaviour, tokens, model, chunked=behaviour.keep_alive)
 
     async def _complete(
         self,
@@ -371,12 +374,26 @@ class FakeOpenAI:
         )
 
     async def _stream(
-        self, writer: asyncio.StreamWriter, behaviour: Behaviour, tokens: list[str], model: str
+        self,
+        writer: asyncio.StreamWriter,
+        behaviour: Behaviour,
+        tokens: list[str],
+        model: str,
+        *,
+        chunked: bool,
     ) -> None:
+        framing = (
+            b"Transfer-Encoding: chunked\r\nConnection: keep-alive"
+            if chunked
+            else b"Connection: close"
+        )
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\n"
-            b"Cache-Control: no-cache\r\nConnection: close\r\n\r\n"
+            b"Cache-Control: no-cache\r\n" + framing + b"\r\n\r\n"
         )
+
+        def emit(data: bytes) -> None:
+            writer.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
             body = {
@@ -387,11 +404,13 @@ class FakeOpenAI:
             }
             return f"data: {json.dumps(body, ensure_ascii=False)}\n\n".encode()
 
-        writer.write(chunk({"role": "assistant"}))
+        emit(chunk({"role": "assistant"}))
         await writer.drain()
         if behaviour.error_chunk is not None:
             error = {"error": {"message": behaviour.error_chunk, "type": "server_error"}}
-            writer.write(f"data: {json.dumps(error)}\n\n".encode())
+            emit(f"data: {json.dumps(error)}\n\n".encode())
+            if chunked:
+                writer.write(b"0\r\n\r\n")
             await writer.drain()
             return
         malformed_left = behaviour.malformed
@@ -401,15 +420,17 @@ class FakeOpenAI:
             if behaviour.token_delay:
                 await asyncio.sleep(behaviour.token_delay)
             if behaviour.keepalive:
-                writer.write(b": keep-alive\n\n")
+                emit(b": keep-alive\n\n")
             if malformed_left:
-                writer.write(b'data: {"choices": [{"delta": {"content": "broken\n\n')
+                emit(b'data: {"choices": [{"delta": {"content": "broken\n\n')
                 malformed_left -= 1
-            writer.write(chunk({"content": token}))
+            emit(chunk({"content": token}))
             await writer.drain()
         while malformed_left:  # a reply with no tokens at all still gets its broken chunks
-            writer.write(b"data: {not json\n\n")
+            emit(b"data: {not json\n\n")
             malformed_left -= 1
-        writer.write(chunk({}, finish="stop"))
-        writer.write(b"data: [DONE]\n\n")
+        emit(chunk({}, finish="stop"))
+        emit(b"data: [DONE]\n\n")
+        if chunked:
+            writer.write(b"0\r\n\r\n")
         await writer.drain()

@@ -9,6 +9,7 @@ from contextlib import aclosing
 
 import pytest
 
+from chat.backends.httpcommon import kept_connections
 from chat.models import Backend
 from chat.services.generation import (
     BackendError,
@@ -234,3 +235,45 @@ def test_script_replies_come_back_as_plain_text_capped(fake_openai: FakeOpenAI) 
     reply = complete_reply_sync(backend=backend, request=_request(backend))
     assert reply.text == "<script>alert(1)</sc"
     assert "\x00" not in reply.text
+
+
+def test_replies_inside_kept_connections_share_one_connection_to_the_model_server(
+    fake_openai: FakeOpenAI,
+) -> None:
+    # As the chat worker runs its replies (vLLM and hosted APIs keep connections alive).
+    fake_openai.set_behaviour(reply="陈凯歌导演的。", keep_alive=True)
+    backend = _backend(fake_openai)
+
+    async def three_turns() -> list[list[str]]:
+        async with kept_connections():
+            return [await _collect(backend, _request(backend)) for _ in range(3)]
+
+    assert asyncio.run(three_turns()) == [list("陈凯歌导演的。")] * 3
+    assert fake_openai.connections == 1
+
+
+def test_replies_outside_kept_connections_open_their_own(fake_openai: FakeOpenAI) -> None:
+    fake_openai.set_behaviour(reply="好的。", keep_alive=True)
+    backend = _backend(fake_openai)
+
+    async def two_turns() -> list[list[str]]:
+        return [await _collect(backend, _request(backend)) for _ in range(2)]
+
+    assert asyncio.run(two_turns()) == [list("好的。")] * 2
+    assert fake_openai.connections == 2
+
+
+def test_a_kept_connection_the_server_closed_is_not_reused(fake_openai: FakeOpenAI) -> None:
+    # The fake closes every connection after a streamed reply without keep-alive: the pool
+    # notices and opens a new one, with no error and no retry spent.
+    fake_openai.set_behaviour(reply="好的。")
+    backend = _backend(fake_openai, config={"max_retries": 0})
+
+    async def two_turns() -> list[list[str]]:
+        async with kept_connections():
+            first = await _collect(backend, _request(backend))
+            await asyncio.sleep(0.05)
+            return [first, await _collect(backend, _request(backend))]
+
+    assert asyncio.run(two_turns()) == [list("好的。")] * 2
+    assert fake_openai.connections == 2

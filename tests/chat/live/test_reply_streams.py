@@ -12,6 +12,7 @@ from django.urls import URLPattern, get_resolver
 
 from chat.services.reply_streams import (
     FAILED,
+    Claimed,
     MemoryReplyStreams,
     RedisReplyStreams,
     ReplyStreams,
@@ -39,10 +40,26 @@ def test_of_many_claims_racing_for_one_utterance_exactly_one_wins(streams):
     key = _key()
 
     async def race() -> list[bool]:
-        return await asyncio.gather(*(streams.claim(key, f"o{i}", 5) for i in range(20)))
+        claims = await asyncio.gather(*(streams.claim(key, f"o{i}", 5) for i in range(20)))
+        return [claim is not None for claim in claims]
 
     won = asyncio.run(race())
     assert won.count(True) == 1
+
+
+def test_a_claim_comes_with_the_streams_last_event_in_the_same_step(streams):
+    key = _key()
+
+    async def flow() -> list[object]:
+        fresh = await streams.claim(key, "first", 5)
+        await streams.append(key, "chunk", {"t": "你"}, ttl_s=60)
+        await streams.append(key, "chunk", {"t": "好"}, ttl_s=60)
+        await streams.release(key, "first")
+        cut_off = await streams.claim(key, "second", 5)
+        refused = await streams.claim(key, "third", 5)
+        return [fresh, cut_off and (cut_off.last.kind, cut_off.last.data), refused]
+
+    assert asyncio.run(flow()) == [Claimed(last=None), ("chunk", {"t": "好"}), None]
 
 
 def test_a_claim_expires_is_handed_over_only_by_its_holder_and_released_by_its_owner(streams):
@@ -50,19 +67,19 @@ def test_a_claim_expires_is_handed_over_only_by_its_holder_and_released_by_its_o
 
     async def flow() -> list[object]:
         steps: list[object] = []
-        steps.append(await streams.claim(key, "queued:1", 0.2))
-        steps.append(await streams.claim(key, "worker", 5, replace="queued:other"))
-        steps.append(await streams.claim(key, "worker", 5, replace="queued:1"))
+        steps.append(await streams.claim(key, "queued:1", 0.2) is not None)
+        steps.append(await streams.claim(key, "worker", 5, replace="queued:other") is not None)
+        steps.append(await streams.claim(key, "worker", 5, replace="queued:1") is not None)
         steps.append(await streams.holder(key))
         await streams.release(key, "someone-else")
         steps.append(await streams.holder(key))
         steps.append(await streams.renew(key, "someone-else", 5))
         await streams.release(key, "worker")
         steps.append(await streams.holder(key))
-        steps.append(await streams.claim(key, "short", 0.2))
+        steps.append(await streams.claim(key, "short", 0.2) is not None)
         await asyncio.sleep(0.4)
         steps.append(await streams.holder(key))  # expired: a dead generator's claim lapses
-        steps.append(await streams.claim(key, "next", 5))
+        steps.append(await streams.claim(key, "next", 5) is not None)
         return steps
 
     assert asyncio.run(flow()) == [
