@@ -420,6 +420,7 @@ class _ChunkWriter:
         self.interval = settings.CHAT_STREAM_BATCH_MS / 1000
         self.last_append = float("-inf")
         self.sleeping = False
+        self.closing = False  # the reply is complete: no append waits for the interval any more
 
     def add(self, text: str) -> None:
         self.pending.append(text)
@@ -432,7 +433,7 @@ class _ChunkWriter:
         loop = asyncio.get_running_loop()
         while self.pending:
             wait = self.last_append + self.interval - loop.time()
-            if batch and wait > 0:
+            if batch and wait > 0 and not self.closing:
                 self.sleeping = True
                 try:
                     await asyncio.sleep(wait)
@@ -446,7 +447,9 @@ class _ChunkWriter:
             await self.streams.append(self.key, streams_mod.CHUNK, {"t": text}, ttl_s=ttl)
 
     async def flush(self) -> None:
-        """Append what is left now (the reply is complete: no reason to wait)."""
+        """Append what is left now (the reply is complete: no reason to wait). A drain that is
+        about to start or between two appends would wait for the interval: `closing` stops it."""
+        self.closing = True
         if self.task is not None and not self.task.done() and self.sleeping:
             # Only while it waits: its text is still in `pending`. Mid-append it must finish.
             self.task.cancel()
