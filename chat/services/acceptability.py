@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
@@ -144,8 +144,11 @@ def _unsafe_word(text: str, words: list[str]) -> str | None:
     return None
 
 
-def utterance_check(*, campaign: Campaign, dialogue: Dialogue, text: str) -> list[Violation]:
-    """Every rule the utterance breaks (empty when it may be sent)."""
+def utterance_check(
+    *, campaign: Campaign, dialogue: Dialogue, text: str, earlier: Sequence[str]
+) -> list[Violation]:
+    """Every rule the utterance breaks (empty when it may be sent). `earlier`: the texts of the
+    dialogue's turns so far, which the caller has just read (the send reads them anyway)."""
     rules = acceptability_settings(campaign)
     normalised = normalise(text)
     if not normalised:
@@ -173,8 +176,8 @@ def utterance_check(*, campaign: Campaign, dialogue: Dialogue, text: str) -> lis
     if rules["reject_all_caps"] and _is_all_caps(text):
         violations.append(Violation("all_caps", _("请不要全部使用大写字母。")))
     if rules["reject_repeats"]:
-        earlier = [normalise(t) for t in dialogue.turns.values_list("text", flat=True)]
-        if _repeats(normalised, earlier, rules["repeat_similarity"]):
+        before = [normalise(t) for t in earlier]
+        if _repeats(normalised, before, rules["repeat_similarity"]):
             violations.append(
                 Violation("repeat", _("这句话与对话中之前的一句相同或几乎相同，请换一种说法。"))
             )

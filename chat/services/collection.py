@@ -135,7 +135,10 @@ def worker_turn_post(
         if not state.can_send:
             raise CollectionError(_("已经聊满 %(n)d 轮，请点击「完成」。") % {"n": state.max_turns})
         violations = acceptability.utterance_check(
-            campaign=locked.campaign, dialogue=locked, text=text
+            campaign=locked.campaign,
+            dialogue=locked,
+            text=text,
+            earlier=[turn.text for turn in turns],
         )
         if not violations:
             turn = Turn.objects.create(

@@ -7,6 +7,7 @@ from django.utils import translation
 
 from chat.models import Dialogue
 from chat.services.acceptability import utterance_check, violation_record
+from chat.services.collection import UtteranceRefused, worker_turn_post
 from chat.services.scenario_assignment import scenario_assign_next
 from tests.chat.campaigns.factories import participant, study
 from tests.chat.factories import TurnFactory
@@ -30,10 +31,15 @@ def _dialogue(language: str = "zh", **rules) -> Dialogue:
     return dialogue
 
 
+def _check(dialogue: Dialogue, text: str):
+    earlier = list(dialogue.turns.order_by("index").values_list("text", flat=True))
+    return utterance_check(
+        campaign=dialogue.campaign, dialogue=dialogue, text=text, earlier=earlier
+    )
+
+
 def _codes(dialogue: Dialogue, text: str) -> list[str]:
-    return [
-        v.code for v in utterance_check(campaign=dialogue.campaign, dialogue=dialogue, text=text)
-    ]
+    return [v.code for v in _check(dialogue, text)]
 
 
 def test_an_ordinary_utterance_passes():
@@ -73,6 +79,22 @@ def test_a_copy_of_an_earlier_turn_is_refused_exact_or_nearly():
     relaxed = _dialogue(reject_repeats=False)
     TurnFactory(dialogue=relaxed, index=0, text="我最近在看科幻电影，你喜欢吗？")
     assert _codes(relaxed, "我最近在看科幻电影，你喜欢吗？") == []
+
+
+def test_the_send_refuses_a_copy_of_an_earlier_turn_of_its_dialogue():
+    dialogue = _dialogue()
+    TurnFactory(dialogue=dialogue, index=0, text="我最近在看科幻电影，你喜欢吗？")
+    TurnFactory(dialogue=dialogue, index=1, speaker="system", text="喜欢！我最爱流浪地球。")
+    with pytest.raises(UtteranceRefused) as refused:
+        worker_turn_post(
+            worker=dialogue.worker, dialogue_id=dialogue.pk, text="喜欢！我最爱流浪地球啊"
+        )
+    assert "相同" in str(refused.value)
+    assert dialogue.turns.count() == 2
+    posted = worker_turn_post(
+        worker=dialogue.worker, dialogue_id=dialogue.pk, text="那你觉得刘慈欣的小说怎么样？"
+    )
+    assert posted.turn.index == 2
 
 
 def test_pasting_a_knowledge_triple_or_a_long_piece_of_the_grounding_is_refused():
@@ -116,10 +138,7 @@ def test_safety_words_match_case_insensitively_after_nfkc_and_latin_ones_as_whol
 def test_messages_are_in_the_workers_language_and_name_the_problem():
     dialogue = _dialogue(min_chars=5, safety_words=["笨蛋"])
     with translation.override("zh-hans"):
-        messages = [
-            v.message
-            for v in utterance_check(campaign=dialogue.campaign, dialogue=dialogue, text="笨蛋")
-        ]
+        messages = [v.message for v in _check(dialogue, "笨蛋")]
     assert messages == ["这句话太短了：请至少写 5 个字。", "内容包含不允许使用的词语「笨蛋」。"]
 
 
@@ -141,12 +160,7 @@ def test_messages_are_translated_through_the_catalogue(tmp_path, settings):
     subprocess.run(["msgfmt", "-o", str(po.with_suffix(".mo")), str(po)], check=True)
     dialogue = _dialogue("en", min_words=4)
     with override_settings(LOCALE_PATHS=[str(tmp_path)]), translation.override("en"):
-        messages = [
-            v.message
-            for v in utterance_check(
-                campaign=dialogue.campaign, dialogue=dialogue, text="NO WAY MATE"
-            )
-        ]
+        messages = [v.message for v in _check(dialogue, "NO WAY MATE")]
     assert messages == [
         "Too short: write at least 4 words.",
         "Please do not write in capitals only.",
