@@ -58,6 +58,17 @@ def _chat_queries_see_the_test_transaction(request: pytest.FixtureRequest, setti
         settings.CHAT_DB_THREADS = 0
 
 
+@pytest.fixture(autouse=True)
+def _each_test_starts_in_the_default_language() -> Iterator[None]:
+    """A request through the test client activates its language on the test's thread
+    (LocaleMiddleware, a campaign's fixed language) and nothing deactivates it: the tests after
+    it would run in that language."""
+    from django.utils import translation
+
+    yield
+    translation.deactivate()
+
+
 @pytest.fixture
 def researcher(db) -> User:
     return make_user("rita", Role.RESEARCHER)
