@@ -19,6 +19,7 @@ from django.utils import translation
 
 from chat.selectors.campaigns import campaign_page_language
 from chat.services.collection import in_db_thread
+from core.http import wants_event_stream
 
 # Only the crowdworker pages can belong to a campaign; other paths skip the lookup.
 _CAMPAIGN_PATHS = ("/join/", "/work/", "/live/turn/")
@@ -35,7 +36,7 @@ def _needs_lookup(request: HttpRequest) -> bool:
     return (
         _may_belong_to_a_campaign(request.path_info)
         and not request.headers.get("HX-Request")
-        and not request.headers.get("Accept", "").startswith("text/event-stream")
+        and not wants_event_stream(request)
     )
 
 

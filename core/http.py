@@ -22,3 +22,10 @@ def redirect_after_form(request: HttpRequest, to: str, *args: Any, **kwargs: Any
     if getattr(request, "htmx", False):
         return HttpResponseClientRedirect(resolve_url(to, *args, **kwargs))
     return redirect(to, *args, **kwargs)
+
+
+def wants_event_stream(request: HttpRequest) -> bool:
+    """The request asks for server-sent events by name (the chat page's script does, for a send
+    and a followed reply). Not `request.accepts()`: a browser's `*/*` would pass it, and a plain
+    form post would get a stream back."""
+    return "text/event-stream" in request.headers.get("Accept", "")

@@ -517,8 +517,7 @@ async def reply_generate(*, utterance_id: int, dispatch_token: str | None = None
                 logger.exception("utterance %s: recording the failure failed", utterance_id)
         return True
     finally:
-        if not planned.done():
-            planned.cancel()
+        planned.cancel()  # (a no-op once it is done)
         await gather_quietly(planned)
         if claimed is not None:
             await gather_quietly(streams.release(key, owner))

@@ -39,6 +39,7 @@ from chat.selectors import collection as selectors
 from chat.services import campaigns, scenario_assignment
 from chat.services import collection as services
 from core.access import Role, has_role, role_required
+from core.http import wants_event_stream
 
 PARTS = "chat/live_parts.html"
 logger = logging.getLogger(__name__)
@@ -187,13 +188,8 @@ async def dialogue_page(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     return await _render(request, "chat/live_dialogue.html", context)
 
 
-def _wants_stream(request: HttpRequest) -> bool:
-    """The chat page's script sends with `Accept: text/event-stream` (see `dialogue_send`)."""
-    return "text/event-stream" in request.headers.get("Accept", "")
-
-
 async def _refusal(request: HtmxHttpRequest, pk: int, errors: list[str]) -> HttpResponse:
-    if request.htmx or _wants_stream(request):
+    if request.htmx or wants_event_stream(request):
         html = await services.in_db_thread(
             render_to_string, PARTS + "#composer-error", {"errors": errors}, request=request
         )
@@ -252,7 +248,7 @@ async def dialogue_send(request: HtmxHttpRequest, pk: int) -> HttpResponseBase:
     database threads (a hand-off less on the turn's critical path).
     """
     text = request.POST.get("text", "")
-    streamed = _wants_stream(request)
+    streamed = wants_event_stream(request)
     loop = asyncio.get_running_loop()
 
     def post() -> tuple[
