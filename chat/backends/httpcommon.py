@@ -10,6 +10,7 @@ it (issue 14, item 3).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import ssl
@@ -137,6 +138,14 @@ _pool: ContextVar[aiohttp.ClientSession | None] = ContextVar("model_connections"
 # OpenAI-compatible servers run), so a connection the server is about to close is not reused
 # for a POST, which aiohttp does not retry (RFC 9112, 9.3.1).
 KEEPALIVE_S = 4.0
+# A stream's reader stops at its own end marker (`[DONE]`), which can arrive before the HTTP body's
+# end (the chunked body's last frame, sent after it, often in a packet of its own). aiohttp closes
+# a connection released before its body ended instead of pooling it, so a kept-alive connection
+# survived a turn only when both arrived together: a race the network or a busy machine loses.
+# The body's rest is read for up to this long (and STREAM_END_MAX_BYTES) before the release; a
+# server still sending after that has its connection closed, as before.
+STREAM_END_WAIT_S = 1.0
+STREAM_END_MAX_BYTES = 64 * 1024
 
 
 @asynccontextmanager
@@ -183,8 +192,29 @@ async def open_stream(
                 body = await response.content.read(ERROR_BODY_BYTES)
                 raise status_error(response.status, body, response.headers, secret=secret)
             yield response
+            if _pool.get() is not None:
+                await _read_to_end(response)
     except (TimeoutError, aiohttp.ClientError) as exc:
         raise transport_error(exc, url=url, timeout_s=spec.timeout_s, secret=secret) from None
+
+
+async def _read_to_end(response: aiohttp.ClientResponse) -> None:
+    """Read what is left of a body whose reader has what it wanted, so that its kept-alive
+    connection goes back to the pool (see STREAM_END_WAIT_S). The reply is complete already: a
+    body that does not end soon, or breaks, only costs its connection."""
+    import aiohttp
+
+    content = response.content
+    left = STREAM_END_MAX_BYTES
+    try:
+        async with asyncio.timeout(STREAM_END_WAIT_S):
+            while left > 0 and not content.at_eof():
+                data = await content.readany()
+                if not data:
+                    break
+                left -= len(data)
+    except (TimeoutError, aiohttp.ClientError):
+        pass
 
 
 async def body_lines(response: aiohttp.ClientResponse) -> AsyncIterator[str]:

@@ -37,6 +37,8 @@ Non-streamed answers (LLM judges) also take:
   `guided_json` (an older or non-vLLM server);
 - `keep_alive`: keep the connection open after an answer (as vLLM and hosted APIs do; a
   streamed answer is then sent with chunked transfer encoding), so a client reuses it;
+- `trailer_delay`: seconds between `data: [DONE]` and the chunked body's last frame (a kept-alive
+  stream whose end arrives in a packet of its own, as over a real network or on a busy machine);
 - `n` in the request gives that many choices; `usage` counts prompt characters and reply tokens.
 """
 
@@ -83,6 +85,7 @@ class Behaviour:
     reject_response_format: bool = False
     reject_guided_json: bool = False
     keep_alive: bool = False
+    trailer_delay: float = 0.0
 
 
 @dataclass
@@ -432,5 +435,8 @@ class FakeOpenAI:
         emit(chunk({}, finish="stop"))
         emit(b"data: [DONE]\n\n")
         if chunked:
+            if behaviour.trailer_delay:
+                await writer.drain()
+                await asyncio.sleep(behaviour.trailer_delay)
             writer.write(b"0\r\n\r\n")
         await writer.drain()

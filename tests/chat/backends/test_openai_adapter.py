@@ -9,7 +9,7 @@ from contextlib import aclosing
 
 import pytest
 
-from chat.backends.httpcommon import kept_connections
+from chat.backends.httpcommon import STREAM_END_WAIT_S, kept_connections
 from chat.models import Backend
 from chat.services.generation import (
     BackendError,
@@ -250,6 +250,40 @@ def test_replies_inside_kept_connections_share_one_connection_to_the_model_serve
 
     assert asyncio.run(three_turns()) == [list("陈凯歌导演的。")] * 3
     assert fake_openai.connections == 1
+
+
+def test_a_kept_connection_is_reused_when_the_streams_end_arrives_after_done(
+    fake_openai: FakeOpenAI,
+) -> None:
+    # `[DONE]` ends the reply, but the chunked body's last frame may come in a later packet (a
+    # real network, a busy machine): the connection goes back to the pool only once it has come.
+    fake_openai.set_behaviour(reply="陈凯歌导演的。", keep_alive=True, trailer_delay=0.2)
+    backend = _backend(fake_openai)
+
+    async def three_turns() -> list[list[str]]:
+        async with kept_connections():
+            return [await _collect(backend, _request(backend)) for _ in range(3)]
+
+    assert asyncio.run(three_turns()) == [list("陈凯歌导演的。")] * 3
+    assert fake_openai.connections == 1
+
+
+def test_a_stream_that_goes_on_after_done_is_not_waited_for(fake_openai: FakeOpenAI) -> None:
+    # A server that holds its stream open after `[DONE]` costs the reply at most
+    # STREAM_END_WAIT_S, and its connection is closed rather than reused.
+    fake_openai.set_behaviour(reply="好的。", keep_alive=True, trailer_delay=30.0)
+    backend = _backend(fake_openai)
+
+    async def two_turns() -> tuple[list[list[str]], float]:
+        started = time.monotonic()
+        async with kept_connections():
+            replies = [await _collect(backend, _request(backend)) for _ in range(2)]
+        return replies, time.monotonic() - started
+
+    replies, elapsed = asyncio.run(two_turns())
+    assert replies == [list("好的。")] * 2
+    assert elapsed < 2 * STREAM_END_WAIT_S + 5
+    assert fake_openai.connections == 2
 
 
 def test_replies_outside_kept_connections_open_their_own(fake_openai: FakeOpenAI) -> None:
