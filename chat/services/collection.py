@@ -205,8 +205,9 @@ def dialogue_submit(*, dialogue: Dialogue, cannot_continue: bool = False) -> Dia
 # Exactly one generator per utterance holds its claim (set atomically, with an expiry renewed
 # while it works), so the backend is called once however many tabs, reloads, retries and
 # processes ask for the reply. Where the generator runs depends on the streams: with Redis, on a
-# `chat` Celery worker (a web process that dies mid-reply loses nothing, the browser reconnects
-# to another one); in memory (the embedded default), in the web process's own event loop.
+# `chat` worker (`manage.py chat_worker`; a web process that dies mid-reply loses nothing, the
+# browser reconnects to another one); in memory (the embedded default), in the web process's own
+# event loop.
 # A failure is the stream's last event, so every process sees it until a retry discards it.
 
 

@@ -150,8 +150,8 @@ class RedisReplyStreams:
     """Reply streams in Redis (`redis.asyncio`).
 
     A client belongs to one event loop, so there is one per loop (the web server has one; the
-    tests and the Celery worker run others). A blocked XREAD holds one connection while it waits:
-    a web process following N replies uses about N connections (see docs/scaling.md).
+    tests and `manage.py chat_worker` run others). A blocked XREAD holds one connection while it
+    waits: a web process following N replies uses about N connections (see docs/scaling.md).
     """
 
     def __init__(self, url: str) -> None:
