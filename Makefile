@@ -3,14 +3,17 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test install install-dev lint
+.PHONY: demo test test-latest install install-dev lint
 
-$(VENV)/.installed: pyproject.toml
+# Reproducible: every package at the version and hashes of requirements.lock (bin/lock writes it
+# from pyproject.toml), then the project itself without resolving anything again.
+$(VENV)/.installed: pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	# torch first and pinned: the CPU build; anything looser can pull a multi-GB CUDA build.
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e ".[dev]"
+	$(BIN)/pip install -q --require-hashes -r requirements.lock
+	$(BIN)/pip install -q --no-deps -e .
 	touch $@
 
 install: $(VENV)/.installed
@@ -27,6 +30,12 @@ demo: install
 test: install
 	bin/ensure-env
 	bin/test
+
+# The tests on the newest versions pyproject.toml's ranges allow (.venv-latest), not the lock:
+# an early warning, not a gate (.ci/latest).
+test-latest:
+	bin/ensure-env
+	bin/test-latest
 
 # Fast checks, run by CI before the tests: formatting, lint, types, migrations, the API schema.
 lint: install

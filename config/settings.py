@@ -221,13 +221,22 @@ if not 0 < JOB_HEARTBEAT_SECONDS < JOB_LEASE_SECONDS:
         "JOB_HEARTBEAT_SECONDS must be positive and shorter than JOB_LEASE_SECONDS "
         f"(got {JOB_HEARTBEAT_SECONDS} and {JOB_LEASE_SECONDS})."
     )
+# Rating jobs: overdue assignments are expired and their items given to other raters, and
+# dialogues accepted since are assigned, every ASSIGNMENT_SWEEP_INTERVAL seconds, so work moves on
+# even when no expert opens a page (experts' pages also do it when they fetch work).
+ASSIGNMENT_SWEEP_INTERVAL = env.float("ASSIGNMENT_SWEEP_INTERVAL", default=300.0)
 CELERY_BEAT_SCHEDULE = {
     "jobs-sweep": {
         "task": "core.jobs_sweep",
         "schedule": JOB_SWEEP_INTERVAL,
         # A sweep that waited longer than one interval is superseded by the next one.
         "options": {"queue": "default", "expires": JOB_SWEEP_INTERVAL},
-    }
+    },
+    "rating-assignments-sweep": {
+        "task": "annotation.expire_overdue_assignments",
+        "schedule": ASSIGNMENT_SWEEP_INTERVAL,
+        "options": {"queue": "default", "expires": ASSIGNMENT_SWEEP_INTERVAL},
+    },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # --- Live chat: where replies in flight live (see chat/services/reply_streams.py) ----------

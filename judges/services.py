@@ -1032,8 +1032,10 @@ def judge_chunk_queue(chunk_id: int) -> str:
     return "chat"
 
 
-def judge_chunk_score(chunk_id: int) -> str:
-    """Judge one chunk (see the module docstring). Idempotent; returns what happened."""
+def judge_chunk_score(chunk_id: int, owner: str) -> str:
+    """Judge one chunk (see the module docstring) under the lease `owner` holds. Idempotent;
+    returns what happened. A failure ends the chunk only while `owner` still holds it: an
+    execution that lost its lease to another worker leaves that worker's chunk alone."""
     chunk = MetricRunChunk.objects.select_related("run").filter(pk=chunk_id).first()
     if chunk is None or chunk.status == JobStatus.DONE:
         return "skipped"
@@ -1070,6 +1072,7 @@ def judge_chunk_score(chunk_id: int) -> str:
             MetricRunChunk,
             chunk_id,
             status=JobStatus.FAILED,
+            owner=owner,
             error=f"{type(exc).__name__}: {exc}"[:2000],
         )
         return "failed"
@@ -1247,7 +1250,11 @@ def judge_estimate(
     cache already answers (those cost nothing)."""
     run = _target(campaign, static_run, include_submitted)
     config = judge_config(judge)
-    parts = plan_parts(mode=config.mode, run=run)
+    return _estimate(judge, config, plan_parts(mode=config.mode, run=run))
+
+
+def _estimate(judge: Judge, config: JudgeConfig, parts: Sequence[Part]) -> dict[str, Any]:
+    """`judge_estimate` of parts already planned (a run's creation plans them once for both)."""
     prompt_tokens = completion_tokens = requests = cached = 0
     units = 0
     for part in parts:
@@ -1310,9 +1317,7 @@ def judge_run_create(
             ),
             field="target",
         )
-    estimate = judge_estimate(
-        judge=judge, campaign=campaign, static_run=static_run, include_submitted=include_submitted
-    )
+    estimate = _estimate(judge, config, parts)
     names = metric_names(mode=config.mode, spec=config.spec, prefix=config.prefix)
     run = MetricRun.objects.create(
         name=name,

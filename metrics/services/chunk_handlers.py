@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class ChunkHandler:
-    score: Callable[[int], str]  # chunk id → "done" | "skipped" | "cancelled" | "failed"
+    # (chunk id, lease owner) → "done" | "skipped" | "cancelled" | "failed"; the owner ends the
+    # chunk (core.jobs.job_finish(owner=…)) so an execution that lost its lease changes nothing.
+    score: Callable[[int, str], str]
     queue: Callable[[int], str]  # chunk id → Celery queue name
 
 

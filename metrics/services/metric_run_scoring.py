@@ -367,7 +367,7 @@ def metric_run_score_chunk(*, chunk_id: int) -> str:
         # Chunks of families with their own scoring (LLM judges) go to their handler.
         handler = chunk_handlers.handler_for(chunk.family)
         if handler is not None:
-            outcome = handler.score(chunk.pk)
+            outcome = handler.score(chunk.pk, owner)
         else:
             outcome = _score_claimed_chunk(chunk, owner)
     if not MetricRunChunk.objects.filter(run_id=run.pk, status__in=ACTIVE).exists():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -93,3 +94,14 @@ def test_the_proxy_options_follow_the_setting(
     assert args[1] == expected[0] and args[-2:] == ["--port", "9"]
     if allowed:
         assert args[2:4] == ["--forwarded-allow-ips", "10.0.0.2,10.0.1.0/24"]
+
+
+def test_the_procfile_image_and_compose_start_the_web_server_through_it() -> None:
+    root = Path(__file__).resolve().parents[2]
+    web = [line for line in (root / "Procfile").read_text().splitlines() if line.startswith("web:")]
+    assert len(web) == 1 and "-m config.serve" in web[0]
+    assert '"-m", "config.serve"' in (root / "Dockerfile").read_text()
+    compose = (root / "docker-compose.yml").read_text()
+    assert "python -m config.serve" in compose and "FORWARDED_ALLOW_IPS" in compose
+    for text in (web[0], (root / "Dockerfile").read_text(), compose):
+        assert "uvicorn config.asgi" not in text and '"uvicorn"' not in text

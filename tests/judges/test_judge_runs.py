@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from unittest import mock
 
 import pytest
 from django.db.models import F
 
+from core.jobs import job_claim
 from judges import services
 from judges.models import JudgeAnswer, JudgeRun
-from metrics.models import JobStatus, MetricRun, MetricScore
+from metrics.models import JobStatus, MetricRun, MetricRunChunk, MetricScore
 from metrics.services import metric_run_scoring
 from metrics.services import metric_runs as metric_run_services
 from tests.annotation.factories import rubric
@@ -201,3 +203,44 @@ def test_judges_named_without_latin_letters_get_distinct_keys(server):
     assert third.key == "judge"
     with pytest.raises(services.JudgeError, match="key"):
         services.judge_create(name="x", key="gpt", backend=first.backend, rubric=rubric("msde"))
+
+
+def test_a_failing_judge_chunk_that_lost_its_lease_leaves_the_new_owners_chunk_alone(server):
+    # The first execution's lease ran out and another worker claimed the chunk; the first one's
+    # backend then fails: it must not end the chunk the second worker is judging.
+    server.set_behaviour(fail_times=1000, fail_status=500)
+    study = make_study(dialogues_per_cell=1)
+    run = services.judge_run_create(judge=make_judge(server), campaign=study.campaign)
+    chunk = run.chunks.order_by("pk").first()
+    assert job_claim(MetricRunChunk, chunk.pk, owner="second-worker")
+
+    assert services.judge_chunk_score(chunk.pk, "first-worker") == "failed"
+    chunk.refresh_from_db()
+    assert (chunk.status, chunk.lease_owner, chunk.error) == (
+        JobStatus.RUNNING,
+        "second-worker",
+        "",
+    )
+
+    # The owner's own failure does end it, with the reason.
+    assert services.judge_chunk_score(chunk.pk, "second-worker") == "failed"
+    chunk.refresh_from_db()
+    assert chunk.status == JobStatus.FAILED and "HTTP 500" in chunk.error
+    assert chunk.lease_owner == ""
+
+
+def test_creating_a_judge_run_plans_its_parts_once(server):
+    # The estimate stored with the run reads the parts the run is made of, not a second plan.
+    study = make_study(dialogues_per_cell=2)
+    judge = make_judge(server)
+    with (
+        mock.patch.object(services, "plan_parts", wraps=services.plan_parts) as planned,
+        mock.patch.object(services, "load_dialogues", wraps=services.load_dialogues) as loaded,
+    ):
+        run = services.judge_run_create(judge=judge, campaign=study.campaign)
+    chunks = run.chunks.count()
+    assert planned.call_count == 1
+    assert loaded.call_count == chunks
+    estimate = JudgeRun.objects.get(metric_run=run).estimate
+    assert estimate["chunks"] == chunks
+    assert estimate == services.judge_estimate(judge=judge, campaign=study.campaign)

@@ -229,3 +229,20 @@ def test_the_periodic_task_expires_overdue_work_and_assigns_new_dialogues():
     Assignment.objects.filter(job=job).update(due_at=timezone.now() - timedelta(minutes=1))
     assert expire_overdue_assignments() == 2
     assert _active(job).count() == 2
+
+
+def test_beat_runs_the_rating_assignments_sweep_on_the_configured_interval(settings):
+    # It was never scheduled: overdue work waited until an expert happened to open a page.
+    from config.celery import app
+
+    app.loader.import_default_modules()
+    entries = [e for e in settings.CELERY_BEAT_SCHEDULE.values() if e["task"].startswith("annot")]
+    assert entries == [
+        {
+            "task": "annotation.expire_overdue_assignments",
+            "schedule": settings.ASSIGNMENT_SWEEP_INTERVAL,
+            "options": {"queue": "default", "expires": settings.ASSIGNMENT_SWEEP_INTERVAL},
+        }
+    ]
+    for entry in settings.CELERY_BEAT_SCHEDULE.values():
+        assert entry["task"] in app.tasks, entry["task"]
