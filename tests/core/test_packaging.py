@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # The project-wide folders settings read next to `config/` (TEMPLATES DIRS, STATICFILES_DIRS,
@@ -202,3 +204,41 @@ def test_the_compose_file_is_valid() -> None:
         timeout=120,
     )
     assert checked.returncode == 0, checked.stderr
+
+
+# --- the lock -----------------------------------------------------------------------------
+
+
+def _locked() -> dict[str, tuple[str, list[str]]]:
+    """requirements.lock: normalised name → (version, hashes)."""
+    entries: dict[str, tuple[str, list[str]]] = {}
+    name = ""
+    for line in (REPO_ROOT / "requirements.lock").read_text().splitlines():
+        if line and not line.startswith((" ", "#")):
+            requirement = Requirement(line.split(" ")[0])
+            name = canonicalize_name(requirement.name)
+            (spec,) = requirement.specifier
+            entries[name] = (spec.version, [])
+        elif "--hash=sha256:" in line:
+            entries[name][1].append(line.split("--hash=sha256:")[1].split()[0])
+    return entries
+
+
+def test_the_lock_pins_every_dependency_in_its_range_with_hashes() -> None:
+    # A dependency added or narrowed in pyproject.toml without `bin/lock` fails here, not on a
+    # fresh machine (`make install` installs the lock with --require-hashes, then the project
+    # with --no-deps).
+    pyproject = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    locked = _locked()
+    for line in [*pyproject["dependencies"], *pyproject["optional-dependencies"]["dev"]]:
+        requirement = Requirement(line)
+        name = canonicalize_name(requirement.name)
+        assert name in locked, f"{name} is not in requirements.lock: run bin/lock"
+        version, _hashes = locked[name]
+        assert requirement.specifier.contains(version, prereleases=True), (name, version)
+    assert all(hashes for _version, hashes in locked.values())
+    # The CPU build of torch, whose wheel `make install` takes first.
+    assert locked["torch"][0] == "2.13.0+cpu"
+    makefile = (REPO_ROOT / "Makefile").read_text()
+    assert "--require-hashes -r requirements.lock" in makefile
+    assert "--no-deps -e ." in makefile
