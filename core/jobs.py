@@ -6,8 +6,10 @@ How a job survives a worker crash:
    pending or running, not cancelled, and nobody holds a live lease. The claim writes a lease
    owner token and an expiry ``JOB_LEASE_SECONDS`` ahead.
 2. While it works, a **heartbeat** thread (`Heartbeat`) renews the lease every
-   ``JOB_HEARTBEAT_SECONDS``. The renewal is also the cancel checkpoint: it fails once a cancel was
-   asked for (or another worker took the lease over), and the work stops at its next step.
+   ``JOB_HEARTBEAT_SECONDS`` and, in between, checks every ``JOB_CANCEL_CHECK_SECONDS`` that the
+   job is still its own. Both fail once the job was cancelled (or another worker took the lease
+   over): the work stops at its next step, and a model call in flight is abandoned.
+   A **cancel** (`job_cancel`) ends the job at once, without any worker.
 3. A worker that dies (a pool process or the whole worker killed, a machine gone) stops renewing.
    The **sweeper** (`jobs_sweep`, a Celery beat task every ``JOB_SWEEP_INTERVAL`` seconds) finds
    rows whose lease ran out and sends their task again; the new task claims the row and goes on
@@ -26,6 +28,7 @@ import dataclasses
 import functools
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -59,6 +62,7 @@ __all__ = [
     "job_progress",
     "job_reset",
     "job_retry",
+    "job_still_held",
     "jobs_sweep",
     "new_lease_owner",
     "register_job_kind",
@@ -142,12 +146,28 @@ def job_heartbeat(model: type[Leased], pk: int, *, owner: str) -> bool:
     return not _rows(model).filter(pk=pk).exists()
 
 
+def job_still_held(model: type[Leased], pk: int, *, owner: str) -> bool:
+    """A read-only `job_heartbeat`: whether this execution may go on (its lease is still its
+    own, the job is running and no cancel was asked for). Cheap enough to ask every few
+    seconds, between the lease renewals."""
+    rows = _rows(model).filter(pk=pk)
+    held = rows.filter(lease_owner=owner, status=JobStatus.RUNNING)
+    if issubclass(model, Job):
+        held = held.filter(cancel_requested=False)
+    # A row this connection cannot see is no reason to stop (as in `job_heartbeat`).
+    return held.exists() or not rows.exists()
+
+
 class Heartbeat:
     """Renews a lease from a background thread while the work runs in this one.
 
     ``with Heartbeat(Model, pk, owner=owner) as beat:`` ... ``beat.check()`` at each checkpoint
-    raises :class:`JobCancelled` once a renewal failed. The thread uses its own database
-    connection and closes it when it stops.
+    raises :class:`JobCancelled` once a renewal (or a cancel check) failed. ``beat.stopped`` is
+    an event that work blocked in one long call (a model request) can watch to abandon it.
+    The lease is renewed every ``JOB_HEARTBEAT_SECONDS``; in between, every
+    ``JOB_CANCEL_CHECK_SECONDS``, a read checks that the job was not cancelled, so a cancel
+    frees the worker within a few seconds. The thread uses its own database connection and
+    closes it when it stops.
     """
 
     def __init__(self, model: type[Leased], pk: int, *, owner: str) -> None:
@@ -157,14 +177,24 @@ class Heartbeat:
         self._thread = threading.Thread(target=self._run, name=f"heartbeat-{model.__name__}-{pk}")
         self._thread.daemon = True
 
+    def _beat(self, renew: bool) -> bool:
+        if renew:
+            return job_heartbeat(self.model, self.pk, owner=self.owner)
+        return job_still_held(self.model, self.pk, owner=self.owner)
+
     def _run(self) -> None:
         interval = float(settings.JOB_HEARTBEAT_SECONDS)
+        poll = min(interval, float(settings.JOB_CANCEL_CHECK_SECONDS))
+        renewed = time.monotonic()
         try:
-            while not self._done.wait(interval):
+            while not self._done.wait(poll):
+                renew = time.monotonic() - renewed >= interval - poll / 2
                 try:
-                    if not job_heartbeat(self.model, self.pk, owner=self.owner):
+                    if not self._beat(renew):
                         self.stopped.set()
                         return
+                    if renew:
+                        renewed = time.monotonic()
                 except Exception:  # noqa: BLE001 - a database blip: the next beat tries again
                     logger.warning("heartbeat of %s %s failed", self.model.__name__, self.pk)
         finally:
@@ -254,16 +284,25 @@ def job_is_live(job: Job, *, now: datetime | None = None) -> bool:
 def job_cancel(*, job: Job) -> bool:
     """Cancel a job; False when it had already ended.
 
-    A job no worker holds (pending, or whose worker died) ends ``cancelled`` at once; a running
-    one is asked to stop and ends at its next checkpoint — or, if its worker dies first, at the
-    next sweep. Either way it ends.
+    A cancel is a state change that needs no worker: the job ends ``cancelled`` at once,
+    whether it is pending, running, or held by a worker that died or hangs on a model call
+    (issue 23 item 7: waiting for the worker's next checkpoint, or for the sweeper when the
+    worker died, left it "running" for minutes). A worker still on it finds out at its next
+    cancel check (`Heartbeat`, every ``JOB_CANCEL_CHECK_SECONDS``), abandons what it is doing
+    and writes nothing more: `job_finish` ends only active jobs, and the lease is gone.
     """
-    model, now = type(job), timezone.now()
-    with transaction.atomic():
-        asked = _rows(model).filter(pk=job.pk, status__in=ACTIVE).update(cancel_requested=True)
-        _rows(model).filter(pk=job.pk, status__in=ACTIVE).exclude(_live_lease(now)).update(
-            status=JobStatus.CANCELLED, finished_at=now, lease_owner="", lease_expires_at=None
+    now = timezone.now()
+    asked = (
+        _rows(type(job))
+        .filter(pk=job.pk, status__in=ACTIVE)
+        .update(
+            cancel_requested=True,
+            status=JobStatus.CANCELLED,
+            finished_at=now,
+            lease_owner="",
+            lease_expires_at=None,
         )
+    )
     job.refresh_from_db()
     return bool(asked)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.test import override_settings
@@ -14,6 +15,7 @@ from core import jobs
 from core.jobs import JobStillRunning, job_cancel, job_claim, job_heartbeat, job_reset, jobs_sweep
 from core.models import JobStatus
 from metrics.models import FollowupSelection, MetricRun, Report, TrainedDiscriminator
+from tests.chat.factories import DatasetFactory
 from tests.chat.static_runs.helpers import make_dataset, retrieval_backend
 
 pytestmark = pytest.mark.django_db
@@ -80,12 +82,29 @@ def test_cancel_ends_a_job_whose_worker_died_at_once() -> None:
     assert run.status == JobStatus.CANCELLED and run.finished_at is not None
 
 
-def test_cancel_of_a_live_job_stops_it_at_its_next_heartbeat() -> None:
-    run = _run()
-    job_claim(StaticRun, run.pk, owner="live")
-    assert job_cancel(job=run)
-    assert run.status == JobStatus.RUNNING and run.cancel_requested
-    assert not job_heartbeat(StaticRun, run.pk, owner="live")
+def _job_of(model: type) -> Any:
+    if model is StaticRun:
+        return _run()
+    if model is Report:
+        return Report.objects.create(name="报告")
+    return TrainedDiscriminator.objects.create(name="判别器", dataset=DatasetFactory())
+
+
+@pytest.mark.parametrize("model", [StaticRun, Report, TrainedDiscriminator])
+def test_cancel_ends_a_job_a_live_worker_holds_at_once_and_the_worker_loses_it(model) -> None:
+    """Issue 23 item 7: a cancel is a state change, not a wish waiting for the worker's next
+    checkpoint (or, when that worker is dead or hung, for the sweeper)."""
+    job = _job_of(model)
+    assert job_claim(model, job.pk, owner="live")
+    assert job_cancel(job=job)
+    job.refresh_from_db()
+    assert job.status == JobStatus.CANCELLED and job.cancel_requested
+    assert job.finished_at is not None and job.lease_owner == ""
+    assert not jobs.job_still_held(model, job.pk, owner="live")
+    assert not job_heartbeat(model, job.pk, owner="live")
+    # What the worker still writes afterwards changes nothing; a second cancel says so.
+    assert not jobs.job_finish(model, job.pk, status=JobStatus.DONE, owner="live")
+    assert not job_cancel(job=job)
 
 
 def test_retry_is_refused_while_a_worker_holds_the_job_and_allowed_once_it_died() -> None:
