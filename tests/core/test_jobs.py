@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import timedelta
 from typing import Any
 
@@ -17,6 +20,7 @@ from core.models import JobStatus
 from metrics.models import FollowupSelection, MetricRun, Report, TrainedDiscriminator
 from tests.chat.factories import DatasetFactory
 from tests.chat.static_runs.helpers import make_dataset, retrieval_backend
+from tests.conftest import REPO_ROOT
 
 pytestmark = pytest.mark.django_db
 
@@ -212,3 +216,24 @@ def test_the_procfile_and_compose_run_exactly_one_beat() -> None:
     ]
     compose = (REPO_ROOT / "docker-compose.yml").read_text()
     assert compose.count('"celery", "-A", "config", "beat"') == 1
+
+
+def test_the_default_recovery_times_keep_the_readme_promise_of_90_seconds():
+    """Both ways back after a worker dies fit in the README's 90 s: a lease that ran out
+    (JOB_LEASE_SECONDS + JOB_SWEEP_INTERVAL) and a task received but never started (the
+    visibility timeout + kombu's scan interval). It was 300 s + 10 s for the second."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CELERY_", "JOB_"))}
+    env["CELERY_BROKER_URL"] = "redis://127.0.0.1:6379/0"
+    code = (
+        "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'config.settings');"
+        "django.setup(); from django.conf import settings as s;"
+        "o = s.CELERY_BROKER_TRANSPORT_OPTIONS;"
+        "print(s.JOB_LEASE_SECONDS + s.JOB_SWEEP_INTERVAL,"
+        " o['visibility_timeout'] + o['unacked_restore_interval'])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    lease_path, received_path = map(float, out.stdout.split())
+    assert lease_path <= 90 and received_path <= 90
