@@ -15,7 +15,6 @@ the retrieval adapter loads its dataset through `sync_to_async`. Consume `stream
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from collections.abc import AsyncGenerator
@@ -29,12 +28,12 @@ from chat.backends.errors import BackendConfigError, BackendError
 from chat.backends.prompts import render_prompt, template_for
 from chat.backends.runtime import stream_text
 from chat.models import Backend, Language
+from core.jobs import abandon_when_stopped
 
 __all__ = [
     "BackendError",
     "ChatRequest",
     "ConnectionResult",
-    "GenerationStopped",
     "Reply",
     "build_request",
     "complete_reply",
@@ -129,31 +128,6 @@ async def complete_reply(*, backend: Backend, request: ChatRequest) -> Reply:
     return await _complete(BackendSpec.from_backend(backend), request, [])
 
 
-# How often a model call watched by a stop event (`complete_reply_sync(stop=...)`) looks at it.
-_STOP_POLL_S = 0.25
-
-
-class GenerationStopped(Exception):
-    """The caller's stop event was set while the model was answering: the call was abandoned."""
-
-
-async def _complete_unless_stopped(
-    backend: Backend, request: ChatRequest, stop: threading.Event
-) -> Reply:
-    call = asyncio.ensure_future(complete_reply(backend=backend, request=request))
-    try:
-        while True:
-            done, _ = await asyncio.wait({call}, timeout=_STOP_POLL_S)
-            if done:
-                return call.result()
-            if stop.is_set():
-                raise GenerationStopped("the model call was abandoned: the job was stopped")
-    finally:
-        if not call.done():
-            call.cancel()  # closes the request and frees the backend's concurrency slot
-            await asyncio.gather(call, return_exceptions=True)
-
-
 def complete_reply_sync(
     *, backend: Backend, request: ChatRequest, stop: threading.Event | None = None
 ) -> Reply:
@@ -163,12 +137,18 @@ def complete_reply_sync(
     `sync_to_async` then runs in this thread, inside the caller's transaction.
 
     With `stop` (a job's `Heartbeat.stopped`), the call is abandoned within a fraction of a
-    second of the event being set and `GenerationStopped` is raised: a cancelled job does not
+    second of the event being set and `core.jobs.JobCancelled` is raised: a cancelled job does not
     keep its worker busy until the backend's timeout (issue 23 item 7).
     """
     if stop is None:
         return async_to_sync(complete_reply)(backend=backend, request=request)
     return async_to_sync(_complete_unless_stopped)(backend, request, stop)
+
+
+async def _complete_unless_stopped(
+    backend: Backend, request: ChatRequest, stop: threading.Event
+) -> Reply:
+    return await abandon_when_stopped(complete_reply(backend=backend, request=request), stop)
 
 
 def backend_connection_check(*, backend: Backend, message: str = "你好") -> ConnectionResult:

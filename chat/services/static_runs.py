@@ -41,13 +41,13 @@ from chat.models import (
 from chat.services.campaigns import campaign_create
 from chat.services.generation import (
     BackendError,
-    GenerationStopped,
     build_request,
     complete_reply_sync,
 )
 from core.errors import ServiceError
 from core.jobs import (
     Heartbeat,
+    JobCancelled,
     job_cancel,
     job_claim,
     job_dispatched,
@@ -431,7 +431,7 @@ def _answer(*, item_id: int, run_id: int, backend: Backend, stop: threading.Even
             history=context_history(sample.context),
         )
         reply = complete_reply_sync(backend=backend, request=request, stop=stop)
-    except GenerationStopped:
+    except JobCancelled:
         return  # cancelled (or the lease was lost): the item stays pending, nothing is saved
     except BackendError as exc:
         _save_failure(item_id=item_id, run_id=run_id, error=str(exc))
