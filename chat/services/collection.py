@@ -703,11 +703,19 @@ async def _give_up_unclaimed(streams: ReplyStreams, utterance_id: int, holder: s
     if time.time() - queued_at < timeout:
         return False
     depth = await streams.queue_depth(reply_queue_key())
-    failure = ReplyFailed(
-        kind="no_worker",
-        detail=f"no chat worker took the reply within {timeout:g} s ({depth} replies queued): "
-        "is `manage.py chat_worker` running? (/healthz lists the live ones)",
-    )
+    alive = len(await streams.keys_like(f"{reply_worker_key('')}*"))
+    if alive:  # the workers are all busy (or stuck): the worker's message says "busy"
+        failure = ReplyFailed(
+            kind="busy",
+            detail=f"{alive} chat workers are alive but none took the reply within "
+            f"{timeout:g} s ({depth} replies queued): more workers, or more concurrency",
+        )
+    else:
+        failure = ReplyFailed(
+            kind="no_worker",
+            detail=f"no chat worker took the reply within {timeout:g} s ({depth} replies "
+            "queued): is `manage.py chat_worker` running? (/healthz lists the live ones)",
+        )
     key = reply_key(utterance_id=utterance_id)
     given_up = await streams.fail_unclaimed(
         key,
@@ -720,6 +728,11 @@ async def _give_up_unclaimed(streams: ReplyStreams, utterance_id: int, holder: s
     if given_up:
         await _record_quietly(utterance_id, failure)
     return given_up
+
+
+def reply_worker_key(name: str) -> str:
+    """The heartbeat key of the `chat` worker `name` (`reply_worker_key("")`: their prefix)."""
+    return f"{settings.CHAT_REPLY_KEY_PREFIX}:reply-workers:{name}"
 
 
 def reply_queue_key() -> str:

@@ -35,7 +35,7 @@ from typing import Any
 from django.conf import settings
 
 from chat.backends.httpcommon import kept_connections
-from chat.services.collection import reply_generate, reply_queue_key
+from chat.services.collection import reply_generate, reply_queue_key, reply_worker_key
 from chat.services.reply_streams import RedisReplyStreams, gather_quietly, reply_streams
 from core.errors import ServiceError
 
@@ -51,10 +51,6 @@ class ReplyWorkerUnavailable(ServiceError):
 
 def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _alive_key(name: str) -> str:
-    return f"{settings.CHAT_REPLY_KEY_PREFIX}:reply-workers:{name}"
 
 
 def _redis_streams() -> RedisReplyStreams:
@@ -87,7 +83,7 @@ async def _keep_alive(streams: RedisReplyStreams, name: str, running: set[asynci
     while True:
         state = json.dumps({"running": len(running), "at": time.time()})
         try:
-            await streams.mark_alive(_alive_key(name), state, ttl_s=beat * 3)
+            await streams.mark_alive(reply_worker_key(name), state, ttl_s=beat * 3)
         except Exception:  # Redis away for a moment: the next beat tries again
             logger.warning("chat worker: heartbeat failed", exc_info=True)
         await asyncio.sleep(beat)
@@ -140,14 +136,14 @@ async def reply_worker_run(*, concurrency: int, stop: asyncio.Event, grace_s: fl
             heartbeat.cancel()
             with suppress(asyncio.CancelledError):
                 await heartbeat
-            await gather_quietly(streams.forget(_alive_key(name)))
+            await gather_quietly(streams.forget(reply_worker_key(name)))
 
 
 async def workers_alive(*, host: str | None = None) -> list[str]:
     """The names (`host:pid`) of the chat workers whose heartbeat is current, on `host` or
     anywhere."""
     streams = _redis_streams()
-    prefix = _alive_key("")
+    prefix = reply_worker_key("")
     keys = await streams.keys_like(f"{prefix}{host}:*" if host else f"{prefix}*")
     return sorted(key.removeprefix(prefix) for key in keys)
 
@@ -173,7 +169,7 @@ def chat_workers_health() -> dict[str, Any]:
     client = redis.Redis.from_url(
         streams.url, decode_responses=True, socket_timeout=3, socket_connect_timeout=3
     )
-    prefix = _alive_key("")
+    prefix = reply_worker_key("")
     try:
         keys = sorted(client.scan_iter(match=f"{prefix}*", count=1000))
         beats = client.mget(keys) if keys else []

@@ -9,6 +9,8 @@ The chat page is served by uvicorn in this process (`asgi_server`) on the config
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 import uuid
 
 import pytest
@@ -127,6 +129,31 @@ def test_with_no_chat_worker_the_reply_fails_with_a_retry_that_a_worker_then_ans
     assert events[-1].name == "saved"
     assert [t.text for t in wait_for_turns(chat.dialogue, 2)] == [HELLO, REPLY]
     assert len(fake_openai.requests) == 1
+
+
+@needs_redis
+def test_a_reply_that_live_but_saturated_workers_never_take_fails_as_busy(
+    on_redis, asgi_server, fake_openai, make_chat
+):
+    chat = make_chat()
+    cookies = session_cookies(chat.worker)
+
+    async def flow():
+        # A worker alive by its heartbeat that takes no job (all its slots are taken).
+        client = aioredis.Redis.from_url(on_redis.url, decode_responses=True)
+        beat = json.dumps({"running": 100, "at": time.time()})
+        await client.set(collection.reply_worker_key("saturated:1"), beat, ex=60)
+        await client.aclose()
+        async with browser(asgi_server, cookies) as http:
+            await send(http, chat.dialogue.pk, HELLO)
+            return await asyncio.wait_for(read_events(http, chat.dialogue.pk), 20)
+
+    events = run(flow())
+    assert [e.name for e in events] == ["failed"]
+    assert "平台正忙" in events[0].data["html"] and "重试" in events[0].data["html"]
+    failure = ReplyFailure.objects.get(dialogue=chat.dialogue)
+    assert failure.kind == "busy" and "1 chat workers are alive" in failure.detail
+    assert _queued(on_redis) == [] and fake_openai.requests == []
 
 
 @needs_redis
