@@ -269,27 +269,6 @@ GIL_SWITCH_INTERVAL_MS = env.float("GIL_SWITCH_INTERVAL_MS", default=1.0)
 # Seconds /healthz waits for a worker to answer its ping task.
 HEALTH_WORKER_TIMEOUT = env.float("HEALTH_WORKER_TIMEOUT", default=5.0)
 
-# --- Faults that heal, cancels that end, a missing chat worker (issue 23) ----------------
-# A worker on a job checks every this many seconds that it was not cancelled (between its lease
-# renewals), and abandons a model call in flight when it was.
-JOB_CANCEL_CHECK_SECONDS = env.float("JOB_CANCEL_CHECK_SECONDS", default=2.0)
-# A reply queued for the `chat` workers that none has taken after this long fails with "no
-# worker" and a retry (shorter than CHAT_DISPATCH_TTL_S, when the queued job is given up).
-CHAT_UNCLAIMED_TIMEOUT_S = env.float("CHAT_UNCLAIMED_TIMEOUT_S", default=15.0)
-# Replies waiting for a `chat` worker at most; past it a reply fails at once with "busy".
-CHAT_REPLY_QUEUE_MAX = env.int("CHAT_REPLY_QUEUE_MAX", default=5000)
-# A pooled Redis connection idle this long is checked (PING) before use, and a command that
-# hits a dropped connection is tried once more on a new one (a Redis restart heals by itself).
-REDIS_HEALTH_CHECK_INTERVAL_S = env.int("REDIS_HEALTH_CHECK_INTERVAL_S", default=5)
-# A reply whose save failed on a database error (PostgreSQL restarting) is saved again this many
-# times, waiting 0.5 s, 1 s, 2 s, … in between, before it fails with a retry for the worker.
-CHAT_SAVE_ATTEMPTS = env.int("CHAT_SAVE_ATTEMPTS", default=6)
-if not 0 < CHAT_UNCLAIMED_TIMEOUT_S < CHAT_DISPATCH_TTL_S:
-    raise ImproperlyConfigured(
-        "CHAT_UNCLAIMED_TIMEOUT_S must be positive and shorter than CHAT_DISPATCH_TTL_S "
-        f"(got {CHAT_UNCLAIMED_TIMEOUT_S} and {CHAT_DISPATCH_TTL_S})."
-    )
-
 # --- Auth, i18n ---------------------------------------------------------------------------
 # django-axes counts failed logins (login page, admin, POST /api/token/) per account and per
 # client IP: LOGIN_FAILURE_LIMIT failures lock that account, or that IP, for LOGIN_LOCKOUT_MINUTES
@@ -421,6 +400,28 @@ SESSION_ENGINE = (
     if CACHES["default"]["BACKEND"].endswith(("LocMemCache", "DummyCache"))
     else "django.contrib.sessions.backends.cached_db"
 )
+
+# --- Faults that heal, cancels that end, a missing chat worker (issue 23) ----------------
+# A worker on a job checks every this many seconds that it was not cancelled (between its lease
+# renewals), and abandons a model call in flight when it was.
+JOB_CANCEL_CHECK_SECONDS = env.float("JOB_CANCEL_CHECK_SECONDS", default=2.0)
+# A reply queued for the `chat` workers that none has taken after this long fails with "no
+# worker" and a retry (shorter than CHAT_DISPATCH_TTL_S, when the queued job is given up).
+CHAT_UNCLAIMED_TIMEOUT_S = env.float("CHAT_UNCLAIMED_TIMEOUT_S", default=15.0)
+# Replies waiting for a `chat` worker at most; past it a reply fails at once with "busy".
+CHAT_REPLY_QUEUE_MAX = env.int("CHAT_REPLY_QUEUE_MAX", default=5000)
+# A pooled Redis connection idle this long is checked (PING) before use, and a command that
+# hits a dropped connection is tried once more on a new one (a Redis restart heals by itself).
+REDIS_HEALTH_CHECK_INTERVAL_S = env.int("REDIS_HEALTH_CHECK_INTERVAL_S", default=5)
+# A reply whose save failed on a database error (PostgreSQL restarting) is saved again this many
+# times, waiting 0.5 s, 1 s, 2 s, … in between, before it fails with a retry for the worker.
+CHAT_SAVE_ATTEMPTS = env.int("CHAT_SAVE_ATTEMPTS", default=6)
+if not 0 < CHAT_UNCLAIMED_TIMEOUT_S < CHAT_DISPATCH_TTL_S:
+    raise ImproperlyConfigured(
+        "CHAT_UNCLAIMED_TIMEOUT_S must be positive and shorter than CHAT_DISPATCH_TTL_S "
+        f"(got {CHAT_UNCLAIMED_TIMEOUT_S} and {CHAT_DISPATCH_TTL_S})."
+    )
+
 # Invite links: joins per client IP per minute (a crowd behind one NAT joins within the limit).
 JOIN_RATE_LIMIT_PER_MINUTE = env.int("JOIN_RATE_LIMIT_PER_MINUTE", default=30)
 SPECTACULAR_SETTINGS = {
