@@ -43,7 +43,7 @@ from chat.backends.base import BackendSpec
 from chat.backends.errors import BackendError
 from chat.models import Backend, Campaign, Dialogue, StaticRun, Turn
 from core.errors import ServiceError
-from core.jobs import job_finish
+from core.jobs import JobCancelled, abandon_when_stopped, job_finish, job_stop_event
 from judges import client as judge_client
 from judges import parsing, prompts
 from judges.models import Judge, JudgeAnswer, JudgeCacheEntry, JudgeChunk, JudgeRun
@@ -721,6 +721,16 @@ async def _judge_item(
     return result
 
 
+async def _execute_unless_stopped(
+    config: JudgeConfig,
+    items: Sequence[WorkItem],
+    cached: Mapping[str, dict[str, Any]],
+    traffic: PartTraffic,
+) -> list[ItemResult]:
+    """`_execute`, abandoned when the chunk's job stops (its run was cancelled)."""
+    return await abandon_when_stopped(_execute(config, items, cached, traffic), job_stop_event())
+
+
 async def _execute(
     config: JudgeConfig,
     items: Sequence[WorkItem],
@@ -1058,9 +1068,14 @@ def judge_chunk_score(chunk_id: int, owner: str) -> str:
         ]
         cached = _cached(keys)
         traffic = PartTraffic()
-        # A cancel is seen before each part (the chunk task checks the run) and when the part is
-        # written (under the run's lock): at most one part's requests go on after a cancel.
-        results = async_to_sync(_execute)(config, items, cached, traffic)
+        # A cancel is seen before each part (the chunk task checks the run), during it (the
+        # chunk's heartbeat sees the chunk cancelled with its run, and the part's requests are
+        # abandoned) and when the part is written (under the run's lock).
+        try:
+            results = async_to_sync(_execute_unless_stopped)(config, items, cached, traffic)
+        except JobCancelled:
+            _store_cache(config, traffic)  # what was paid for is kept for the resume
+            return "cancelled"
         if items and all(r.error and not r.samples for r in results):
             raise BackendError(
                 f"every request failed; first: {results[0].error}", kind="unavailable"

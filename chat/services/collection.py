@@ -236,7 +236,9 @@ class ReplySaved:
 
 @dataclass(frozen=True)
 class ReplyFailed:
-    kind: str  # a BackendError kind, or "nothing_to_answer"
+    # A BackendError kind, "nothing_to_answer", or (chat workers) "no_worker" (none took the
+    # queued reply in time) or "busy" (the queue was full).
+    kind: str
     detail: str  # the backend's message (English, safe to show)
     cursor: str = ""
 
@@ -512,10 +514,7 @@ async def reply_generate(*, utterance_id: int, dispatch_token: str | None = None
         else:
             data = {"kind": outcome.kind, "detail": outcome.detail}
             await streams.append(key, streams_mod.FAILED, data, ttl_s=settings.CHAT_STREAM_TTL_S)
-            try:
-                await in_db_thread(reply_failure_record, utterance_id=utterance_id, failure=outcome)
-            except Exception:  # the worker still gets the failure and the retry
-                logger.exception("utterance %s: recording the failure failed", utterance_id)
+            await _record_quietly(utterance_id, outcome)
         return True
     finally:
         planned.cancel()  # (a no-op once it is done)
@@ -551,7 +550,7 @@ async def _generate(
                     break
         latency_ms = round((time.perf_counter() - started) * 1000)
         await writer.flush()
-        return await in_db_thread(_save, plan, "".join(parts), latency_ms)
+        return await _save_retrying(plan, "".join(parts), latency_ms, utterance_id)
     except BackendError as exc:
         return ReplyFailed(kind=exc.kind, detail=str(exc))
     except asyncio.CancelledError:
@@ -559,6 +558,41 @@ async def _generate(
     except Exception:
         logger.exception("utterance %s: generating the reply failed", utterance_id)
         return ReplyFailed(kind="unavailable", detail="the platform failed to save the reply")
+
+
+def _save_once(plan: _Plan, text: str, latency_ms: int) -> ReplySaved:
+    try:
+        return _save(plan, text, latency_ms)
+    except (OperationalError, InterfaceError):
+        # The connection may be the broken one (the database restarted): the next attempt
+        # opens another. (Not inside a caller's transaction, which closing would end.)
+        if not connection.in_atomic_block:
+            connection.close()
+        raise
+
+
+async def _save_retrying(plan: _Plan, text: str, latency_ms: int, utterance_id: int) -> ReplySaved:
+    """`_save`, tried again on a database error (PostgreSQL restarting, a connection killed),
+    CHAT_SAVE_ATTEMPTS times in all, waiting 0.5 s, 1 s, 2 s, … in between: the reply the
+    model gave is saved by itself once the database is back, instead of failing and waiting
+    for the worker to click retry (issue 23 item 9). Safe to repeat: `_save` is one insert,
+    whole or nothing, and recognises a reply that an attempt whose answer was lost saved."""
+    attempts = max(1, settings.CHAT_SAVE_ATTEMPTS)
+    for attempt in range(attempts):
+        try:
+            return await in_db_thread(_save_once, plan, text, latency_ms)
+        except (OperationalError, InterfaceError) as exc:
+            if attempt + 1 >= attempts:
+                raise
+            delay = 0.5 * 2**attempt
+            logger.warning(
+                "utterance %s: saving the reply failed (%s), trying again in %g s",
+                utterance_id,
+                exc,
+                delay,
+            )
+            await asyncio.sleep(delay)
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 def reply_failure_record(*, utterance_id: int, failure: ReplyFailed) -> ReplyFailure | None:
@@ -618,11 +652,88 @@ async def reply_dispatch(*, utterance_id: int) -> bool:
         task.add_done_callback(_local_generations.discard)
         return True
     assert isinstance(streams, RedisReplyStreams)
-    token = f"queued:{_owner()}"
-    job = json.dumps({"utterance": utterance_id, "token": token})
-    return await streams.claim_and_queue(
-        key, token, settings.CHAT_DISPATCH_TTL_S, reply_queue_key(), job
+    # The time it was queued is in the token, so any listener can tell how long the job has
+    # waited for a worker (`_give_up_unclaimed`).
+    token = f"{_QUEUED}{time.time():.3f}:{_owner()}"
+    busy = {
+        "kind": "busy",
+        "detail": f"{settings.CHAT_REPLY_QUEUE_MAX} replies are waiting for a chat worker "
+        "already (CHAT_REPLY_QUEUE_MAX): this one was not queued",
+    }
+    queued = await streams.claim_and_queue(
+        key,
+        token,
+        settings.CHAT_DISPATCH_TTL_S,
+        reply_queue_key(),
+        _job(utterance_id, token),
+        max_queued=settings.CHAT_REPLY_QUEUE_MAX,
+        busy=busy,
+        stream_ttl_s=settings.CHAT_STREAM_TTL_S,
     )
+    if queued < 0:
+        await _record_quietly(utterance_id, ReplyFailed(busy["kind"], busy["detail"]))
+    return queued > 0
+
+
+_QUEUED = "queued:"  # the prefix of a dispatch token: a job waiting in the queue for a worker
+
+
+def _job(utterance_id: int, token: str) -> str:
+    return json.dumps({"utterance": utterance_id, "token": token})
+
+
+async def _record_quietly(utterance_id: int, failure: ReplyFailed) -> None:
+    try:
+        await in_db_thread(reply_failure_record, utterance_id=utterance_id, failure=failure)
+    except Exception:  # the worker still gets the failure and the retry
+        logger.exception("utterance %s: recording the failure failed", utterance_id)
+
+
+async def _give_up_unclaimed(streams: ReplyStreams, utterance_id: int, holder: str) -> bool:
+    """Fail the reply whose queued job no `chat` worker has taken for CHAT_UNCLAIMED_TIMEOUT_S
+    (none is running, or all are stuck): the worker sees a message and a retry instead of a
+    page waiting for ever, and the researcher sees the failure on the campaign page (issue 23
+    item 4). True when this call failed it (its `failed` event is then the stream's next)."""
+    if not holder.startswith(_QUEUED) or not isinstance(streams, RedisReplyStreams):
+        return False
+    try:
+        queued_at = float(holder.removeprefix(_QUEUED).split(":", 1)[0])
+    except ValueError:
+        return False
+    timeout = settings.CHAT_UNCLAIMED_TIMEOUT_S
+    if time.time() - queued_at < timeout:
+        return False
+    depth = await streams.queue_depth(reply_queue_key())
+    alive = len(await streams.keys_like(f"{reply_worker_key('')}*"))
+    if alive:  # the workers are all busy (or stuck): the worker's message says "busy"
+        failure = ReplyFailed(
+            kind="busy",
+            detail=f"{alive} chat workers are alive but none took the reply within "
+            f"{timeout:g} s ({depth} replies queued): more workers, or more concurrency",
+        )
+    else:
+        failure = ReplyFailed(
+            kind="no_worker",
+            detail=f"no chat worker took the reply within {timeout:g} s ({depth} replies "
+            "queued): is `manage.py chat_worker` running? (/healthz lists the live ones)",
+        )
+    key = reply_key(utterance_id=utterance_id)
+    given_up = await streams.fail_unclaimed(
+        key,
+        holder,
+        reply_queue_key(),
+        _job(utterance_id, holder),
+        {"kind": failure.kind, "detail": failure.detail},
+        ttl_s=settings.CHAT_STREAM_TTL_S,
+    )
+    if given_up:
+        await _record_quietly(utterance_id, failure)
+    return given_up
+
+
+def reply_worker_key(name: str) -> str:
+    """The heartbeat key of the `chat` worker `name` (`reply_worker_key("")`: their prefix)."""
+    return f"{settings.CHAT_REPLY_KEY_PREFIX}:reply-workers:{name}"
 
 
 def reply_queue_key() -> str:
@@ -718,8 +829,11 @@ async def _follow(
             if last is not None and last.terminal:
                 yield _event(last, utterance_id)
                 return
-            if await streams.holder(key) is None:
+            holder = await streams.holder(key)
+            if holder is None:
                 await reply_dispatch(utterance_id=utterance_id)
+            else:
+                await _give_up_unclaimed(streams, utterance_id, holder)
             continue
         cursor = events[-1].id
         parts: list[str] = []

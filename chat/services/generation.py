@@ -15,6 +15,7 @@ the retrieval adapter loads its dataset through `sync_to_async`. Consume `stream
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
@@ -27,6 +28,7 @@ from chat.backends.errors import BackendConfigError, BackendError
 from chat.backends.prompts import render_prompt, template_for
 from chat.backends.runtime import stream_text
 from chat.models import Backend, Language
+from core.jobs import abandon_when_stopped
 
 __all__ = [
     "BackendError",
@@ -126,13 +128,27 @@ async def complete_reply(*, backend: Backend, request: ChatRequest) -> Reply:
     return await _complete(BackendSpec.from_backend(backend), request, [])
 
 
-def complete_reply_sync(*, backend: Backend, request: ChatRequest) -> Reply:
+def complete_reply_sync(
+    *, backend: Backend, request: ChatRequest, stop: threading.Event | None = None
+) -> Reply:
     """`complete_reply` for sync code (Celery tasks, commands, sync views).
 
     `async_to_sync` rather than `asyncio.run`: database work the adapters do through
     `sync_to_async` then runs in this thread, inside the caller's transaction.
+
+    With `stop` (a job's `Heartbeat.stopped`), the call is abandoned within a fraction of a
+    second of the event being set and `core.jobs.JobCancelled` is raised: a cancelled job does not
+    keep its worker busy until the backend's timeout (issue 23 item 7).
     """
-    return async_to_sync(complete_reply)(backend=backend, request=request)
+    if stop is None:
+        return async_to_sync(complete_reply)(backend=backend, request=request)
+    return async_to_sync(_complete_unless_stopped)(backend, request, stop)
+
+
+async def _complete_unless_stopped(
+    backend: Backend, request: ChatRequest, stop: threading.Event
+) -> Reply:
+    return await abandon_when_stopped(complete_reply(backend=backend, request=request), stop)
 
 
 def backend_connection_check(*, backend: Backend, message: str = "你好") -> ConnectionResult:

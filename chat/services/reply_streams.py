@@ -122,14 +122,37 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
-# KEYS[1] claim key, KEYS[2] the job queue; ARGV: owner, ttl ms, the job. The claim and the job
-# together or neither: a job is queued only by whoever placed the claim.
+# KEYS[1] claim key, KEYS[2] the job queue, KEYS[3] the stream; ARGV: owner, ttl ms, the job,
+# the queue's bound, a `failed` event's data, its stream's ttl s. The claim and the job together
+# or neither: a job is queued only by whoever placed the claim. Returns 1 when queued, 0 when
+# the claim is held, -1 when the queue is full: the reply then fails at once ("busy").
 _CLAIM_AND_QUEUE = """
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  redis.call('RPUSH', KEYS[2], ARGV[3])
-  return 1
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return 0
 end
-return 0
+if redis.call('LLEN', KEYS[2]) >= tonumber(ARGV[4]) then
+  redis.call('XADD', KEYS[3], '*', 'k', 'failed', 'd', ARGV[5])
+  redis.call('EXPIRE', KEYS[3], ARGV[6])
+  return -1
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('RPUSH', KEYS[2], ARGV[3])
+return 1
+"""
+# KEYS[1] claim key, KEYS[2] the job queue, KEYS[3] the stream; ARGV: the dispatch token, its
+# job, a `failed` event's data, its stream's ttl s. Gives up a queued job no worker took: only
+# while the claim is still the dispatch token (a worker that took it over replaced the token),
+# so a reply is never both generated and failed. A worker that pops the job afterwards finds
+# the failure as the stream's last event and does nothing.
+_FAIL_UNCLAIMED = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+redis.call('DEL', KEYS[1])
+redis.call('LREM', KEYS[2], 0, ARGV[2])
+redis.call('XADD', KEYS[3], '*', 'k', 'failed', 'd', ARGV[3])
+redis.call('EXPIRE', KEYS[3], ARGV[4])
+return 1
 """
 _DISCARD_FAILED = """
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
@@ -163,6 +186,9 @@ class RedisReplyStreams:
 
     def _client(self) -> Any:
         import redis.asyncio as aioredis
+        from redis.asyncio.retry import Retry
+        from redis.backoff import ExponentialBackoff
+        from redis.exceptions import ConnectionError as RedisConnectionError
 
         loop = asyncio.get_running_loop()
         with self._lock:
@@ -171,12 +197,23 @@ class RedisReplyStreams:
                 # redis-py's defaults (a 5 s socket timeout, 100 connections that fail beyond)
                 # would cut a blocked XREAD and refuse the 101st listener: a listener holds a
                 # connection while it waits, so allow many and let a burst wait for one.
+                # A Redis restart leaves every pooled connection dead: each is checked (PING)
+                # before use once idle for REDIS_HEALTH_CHECK_INTERVAL_S, and a command that
+                # meets a dropped one is sent again once on a fresh connection. Without them
+                # every send answered 500 until each stale connection had failed once (52 s in
+                # the fault probe of issue 23 item 9).
                 pool = aioredis.BlockingConnectionPool.from_url(
                     self.url,
                     decode_responses=True,
                     max_connections=settings.CHAT_REDIS_MAX_CONNECTIONS,
                     timeout=30,
                     socket_timeout=_SOCKET_TIMEOUT_S,
+                    health_check_interval=settings.REDIS_HEALTH_CHECK_INTERVAL_S,
+                    retry=Retry(
+                        ExponentialBackoff(cap=1.0, base=0.05),
+                        retries=2,
+                        supported_errors=(RedisConnectionError,),
+                    ),
                 )
                 client = aioredis.Redis(connection_pool=pool)
                 self._clients[loop] = client
@@ -238,13 +275,42 @@ class RedisReplyStreams:
     # The `chat` workers' job queue and heartbeats (chat.services.reply_worker).
 
     async def claim_and_queue(
-        self, key: str, owner: str, ttl_s: float, queue: str, job: str
-    ) -> bool:
-        """Take the claim if nobody holds it and, in the same step, append `job` to `queue`."""
+        self,
+        key: str,
+        owner: str,
+        ttl_s: float,
+        queue: str,
+        job: str,
+        *,
+        max_queued: int,
+        busy: dict[str, Any],
+        stream_ttl_s: int,
+    ) -> int:
+        """Take the claim if nobody holds it and, in the same step, append `job` to `queue`:
+        1. 0 when the claim is held. -1 when `queue` holds `max_queued` jobs already: nothing
+        is queued and the stream ends with a `failed` event carrying `busy`."""
         ms = max(1, int(ttl_s * 1000))
-        return bool(
-            await self._script(_CLAIM_AND_QUEUE, [_claim_key(key), queue], [owner, ms, job])
+        busy_data = json.dumps(busy, ensure_ascii=False)
+        return await self._script(
+            _CLAIM_AND_QUEUE,
+            [_claim_key(key), queue, key],
+            [owner, ms, job, max_queued, busy_data, stream_ttl_s],
         )
+
+    async def fail_unclaimed(
+        self, key: str, token: str, queue: str, job: str, data: dict[str, Any], *, ttl_s: int
+    ) -> bool:
+        """Take `job` off `queue` and end the stream with a `failed` event carrying `data`, if
+        the claim is still `token` (no worker took the job); True when it did."""
+        failed = json.dumps(data, ensure_ascii=False)
+        return bool(
+            await self._script(
+                _FAIL_UNCLAIMED, [_claim_key(key), queue, key], [token, job, failed, ttl_s]
+            )
+        )
+
+    async def queue_depth(self, queue: str) -> int:
+        return int(await self._client().llen(queue))
 
     async def next_job(self, queue: str, *, block_s: float) -> str | None:
         """The oldest job of `queue`, taken off it; None when none came within `block_s`."""

@@ -16,7 +16,9 @@ following the reply (or its reconnect, or the next page load) queues it again
 (`collection.reply_follow`). The claim keeps every generation to one.
 
 Each worker keeps a key alive in Redis while it runs (`CHAT_WORKER_HEARTBEAT_S`):
-`manage.py chat_worker --ping` (docker-compose's health check) and the tests read it.
+`manage.py chat_worker --ping` (docker-compose's health check), `/healthz` (`chat_workers_health`)
+and the tests read it. With no worker at all, a queued reply fails after
+`CHAT_UNCLAIMED_TIMEOUT_S` (`collection._give_up_unclaimed`) instead of waiting for ever.
 """
 
 from __future__ import annotations
@@ -28,11 +30,12 @@ import os
 import socket
 import time
 from contextlib import suppress
+from typing import Any
 
 from django.conf import settings
 
 from chat.backends.httpcommon import kept_connections
-from chat.services.collection import reply_generate, reply_queue_key
+from chat.services.collection import reply_generate, reply_queue_key, reply_worker_key
 from chat.services.reply_streams import RedisReplyStreams, gather_quietly, reply_streams
 from core.errors import ServiceError
 
@@ -48,10 +51,6 @@ class ReplyWorkerUnavailable(ServiceError):
 
 def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _alive_key(name: str) -> str:
-    return f"{settings.CHAT_REPLY_KEY_PREFIX}:reply-workers:{name}"
 
 
 def _redis_streams() -> RedisReplyStreams:
@@ -84,7 +83,7 @@ async def _keep_alive(streams: RedisReplyStreams, name: str, running: set[asynci
     while True:
         state = json.dumps({"running": len(running), "at": time.time()})
         try:
-            await streams.mark_alive(_alive_key(name), state, ttl_s=beat * 3)
+            await streams.mark_alive(reply_worker_key(name), state, ttl_s=beat * 3)
         except Exception:  # Redis away for a moment: the next beat tries again
             logger.warning("chat worker: heartbeat failed", exc_info=True)
         await asyncio.sleep(beat)
@@ -137,13 +136,70 @@ async def reply_worker_run(*, concurrency: int, stop: asyncio.Event, grace_s: fl
             heartbeat.cancel()
             with suppress(asyncio.CancelledError):
                 await heartbeat
-            await gather_quietly(streams.forget(_alive_key(name)))
+            await gather_quietly(streams.forget(reply_worker_key(name)))
 
 
 async def workers_alive(*, host: str | None = None) -> list[str]:
     """The names (`host:pid`) of the chat workers whose heartbeat is current, on `host` or
     anywhere."""
     streams = _redis_streams()
-    prefix = _alive_key("")
+    prefix = reply_worker_key("")
     keys = await streams.keys_like(f"{prefix}{host}:*" if host else f"{prefix}*")
     return sorted(key.removeprefix(prefix) for key in keys)
+
+
+def chat_workers_health() -> dict[str, Any]:
+    """The `chat_workers` part of `/healthz` (a feature check, registered by the chat app): the
+    workers alive by their heartbeats, with the replies each is generating and its heartbeat's
+    age, and how many replies wait in the queue. Not ok when no worker is alive or the queue is
+    full: the chat then fails its replies with "no worker" or "busy" (issue 23 item 4).
+
+    Sync, with a short-lived client of its own: /healthz is a sync view, and a check must not
+    reuse a pooled connection that may hide a Redis that just went away."""
+    import redis
+
+    streams = reply_streams()
+    if not isinstance(streams, RedisReplyStreams):
+        return {
+            "ok": True,
+            "detail": "memory:// streams: each web process generates its replies itself",
+            "workers": [],
+            "queue_depth": 0,
+        }
+    client = redis.Redis.from_url(
+        streams.url, decode_responses=True, socket_timeout=3, socket_connect_timeout=3
+    )
+    prefix = reply_worker_key("")
+    try:
+        keys = sorted(client.scan_iter(match=f"{prefix}*", count=1000))
+        beats = client.mget(keys) if keys else []
+        depth = int(client.llen(reply_queue_key()))
+    finally:
+        client.close()
+    now = time.time()
+    workers = []
+    for key, beat in zip(keys, beats, strict=True):
+        if beat is None:  # expired between the scan and the read
+            continue
+        state = json.loads(beat)
+        workers.append(
+            {
+                "name": key.removeprefix(prefix),
+                "running": state["running"],
+                "heartbeat_age_s": round(now - state["at"], 1),
+            }
+        )
+    limit = settings.CHAT_REPLY_QUEUE_MAX
+    if not workers:
+        detail = f"no chat worker alive ({depth} replies queued): run `manage.py chat_worker`"
+    elif depth >= limit:
+        detail = f"the reply queue is full ({depth} of {limit}): new replies fail as busy"
+    else:
+        detail = f"{len(workers)} chat workers alive, {depth} replies queued"
+    return {
+        "ok": bool(workers) and depth < limit,
+        "detail": detail,
+        "workers": workers,
+        "queue_depth": depth,
+        "queue_max": limit,
+    }

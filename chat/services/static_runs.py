@@ -9,7 +9,8 @@ are skipped and no answer is stored twice.
 
 The run is a `core.models.Job`: the task claims it under a lease that a heartbeat thread renews,
 so a run whose worker died is sent again by the sweeper (`core.jobs.jobs_sweep`) and finishes by
-itself; the heartbeat is also how a cancel reaches the threads answering items.
+itself; the heartbeat is also how a cancel reaches the threads answering items, which abandon
+a model call in flight (`complete_reply_sync(stop=...)`).
 """
 
 from __future__ import annotations
@@ -38,10 +39,15 @@ from chat.models import (
     Turn,
 )
 from chat.services.campaigns import campaign_create
-from chat.services.generation import BackendError, build_request, complete_reply_sync
+from chat.services.generation import (
+    BackendError,
+    build_request,
+    complete_reply_sync,
+)
 from core.errors import ServiceError
 from core.jobs import (
     Heartbeat,
+    JobCancelled,
     job_cancel,
     job_claim,
     job_dispatched,
@@ -285,8 +291,9 @@ def static_run_dispatch(run_id: int) -> None:
 
 
 def static_run_cancel(*, run: StaticRun) -> StaticRun:
-    """Stop the run. One no worker holds (not started, or its worker died) is cancelled at once;
-    a running one stops between items and ends cancelled; a finished one is left as it is."""
+    """Stop the run: it ends cancelled at once, whether a worker holds it, hangs on a model or
+    died (a finished one is left as it is). A live worker learns it within
+    JOB_CANCEL_CHECK_SECONDS, abandons its model calls and saves nothing more."""
     job_cancel(job=run)
     return run
 
@@ -410,7 +417,7 @@ def _save_failure(*, item_id: int, run_id: int, error: str) -> None:
             StaticRun.objects.filter(pk=run_id).update(progress_done=F("progress_done") + 1)
 
 
-def _answer(*, item_id: int, run_id: int, backend: Backend) -> None:
+def _answer(*, item_id: int, run_id: int, backend: Backend, stop: threading.Event) -> None:
     item = StaticRunItem.objects.select_related("sample__skill", "sample__dataset").get(pk=item_id)
     if item.status != StaticRunItem.Status.PENDING:
         return
@@ -423,7 +430,9 @@ def _answer(*, item_id: int, run_id: int, backend: Backend) -> None:
             grounding=sample.grounding,
             history=context_history(sample.context),
         )
-        reply = complete_reply_sync(backend=backend, request=request)
+        reply = complete_reply_sync(backend=backend, request=request, stop=stop)
+    except JobCancelled:
+        return  # cancelled (or the lease was lost): the item stays pending, nothing is saved
     except BackendError as exc:
         _save_failure(item_id=item_id, run_id=run_id, error=str(exc))
         return
@@ -471,7 +480,12 @@ class _BackendLane:
                     return
                 if _cancel_requested(self.run_id):
                     return
-                _answer(item_id=item_id, run_id=self.run_id, backend=self.backend)
+                _answer(
+                    item_id=item_id,
+                    run_id=self.run_id,
+                    backend=self.backend,
+                    stop=self.beat.stopped,
+                )
         except BaseException as exc:  # noqa: BLE001 - re-raised by static_run_execute
             self.errors.append(exc)
             self.stop.set()

@@ -60,6 +60,9 @@ def _failure_message(kind: str) -> str:
         "bad_response": _("模型返回了无法识别的内容。"),
         "config": _("这个模型的配置有误，请联系研究者。"),
         "nothing_to_answer": _("没有等待模型回复的话。"),
+        # Issue 23 item 4: nobody generates replies (no chat worker), or too many wait already.
+        "no_worker": _("现在没有能生成回复的服务，已通知研究者。请稍后点击「重试」。"),
+        "busy": _("平台正忙，等待回复的对话太多。请稍后点击「重试」。"),
     }
     return messages_by_kind.get(kind, _("模型回复失败。"))
 

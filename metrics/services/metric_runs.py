@@ -387,10 +387,19 @@ def metric_runs_finish_ended(now: object = None) -> int:
 # --- Cancel, resume -----------------------------------------------------------------------------
 
 
+@transaction.atomic
 def metric_run_cancel(*, run: MetricRun) -> bool:
-    """Stop a pending or running run at once; chunks still scoring see it when they come to
-    write and store nothing. False when the run had already ended."""
-    return job_cancel(job=run)
+    """Stop a pending or running run at once, its chunks with it; False when the run had
+    already ended. A chunk still scoring learns it from its heartbeat within
+    JOB_CANCEL_CHECK_SECONDS (an LLM judge's requests are abandoned then) and stores nothing
+    (it writes only under the run's lock, after checking the run). `metric_run_resume` puts
+    every chunk not done back to pending."""
+    cancelled = job_cancel(job=run)
+    if cancelled:
+        run.chunks.filter(status__in=ACTIVE).update(
+            status=JobStatus.CANCELLED, lease_owner="", lease_expires_at=None
+        )
+    return cancelled
 
 
 @transaction.atomic

@@ -275,3 +275,59 @@ def test_a_metric_run_finishes_by_itself_after_its_worker_is_killed(cluster, kil
     assert run.status == JobStatus.RUNNING and run.progress_done < run.progress_total
     _wait(lambda: _finished(run), timeout=180, what=f"the run to end\n{cluster.logs()}")
     _assert_metric_run_whole(run, study)
+
+
+# A worker's process as far as receiving one task from the `chat` queue (late acknowledgement,
+# as Celery's settings ask) and no further: the test SIGKILLs it there.
+_RECEIVE_AND_HANG = """
+import os, sys, time
+import django
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+django.setup()
+from kombu import Exchange, Queue
+from config.celery import app
+
+with app.connection_for_read() as conn:
+    queue = Queue("chat", Exchange("chat"), routing_key="chat")
+    got = lambda body, message: print("received", flush=True)
+    with conn.Consumer(queue, accept=["json"], callbacks=[got], prefetch_count=1):
+        conn.drain_events(timeout=60)
+        time.sleep(600)
+"""
+
+
+def test_a_task_a_killed_worker_had_received_but_not_started_comes_back_by_itself(tmp_path):
+    """The slow case of recovery (issue 23 item 9): the worker died after receiving the task and
+    before claiming its job, so no lease ran out and the sweeper cannot see it (its pending
+    timeout, 15 min, is sized for long queues). It comes back by Redis' visibility timeout, and
+    that is what the README's 90 s promise rests on for this case: CELERY_VISIBILITY_TIMEOUT
+    (80 s by default, 5 s here) + kombu's 10 s scan of unacknowledged tasks."""
+    with FakeOpenAI(reply="好的") as server:
+        run = _static_run(server, 2)
+        env = {**os.environ, **JOB_ENV, "DATABASE_URL": database_url_for_subprocess()}
+        receiver = subprocess.Popen(
+            [sys.executable, "-c", _RECEIVE_AND_HANG],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            start_new_session=True,
+        )
+        assert receiver.stdout is not None
+        assert receiver.stdout.readline().strip() == b"received"
+        os.killpg(receiver.pid, signal.SIGKILL)
+        receiver.wait(timeout=10)
+        died = time.monotonic()
+        run.refresh_from_db()
+        assert run.status == JobStatus.PENDING and run.attempts == 0  # never claimed
+
+        cluster = Cluster(tmp_path)
+        try:
+            _wait(lambda: _finished(run), timeout=150, what=f"the run to end\n{cluster.logs()}")
+        finally:
+            cluster.stop()
+        waited = time.monotonic() - died
+    run.refresh_from_db()
+    assert run.status == JobStatus.DONE and run.attempts == 1
+    assert Dialogue.objects.filter(static_run=run).count() == 2
+    # Handed out again by the visibility timeout, not sooner (nothing else could have).
+    assert waited >= float(JOB_ENV["CELERY_VISIBILITY_TIMEOUT"])

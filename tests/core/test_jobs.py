@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.test import override_settings
@@ -14,7 +18,9 @@ from core import jobs
 from core.jobs import JobStillRunning, job_cancel, job_claim, job_heartbeat, job_reset, jobs_sweep
 from core.models import JobStatus
 from metrics.models import FollowupSelection, MetricRun, Report, TrainedDiscriminator
+from tests.chat.factories import DatasetFactory
 from tests.chat.static_runs.helpers import make_dataset, retrieval_backend
+from tests.conftest import REPO_ROOT
 
 pytestmark = pytest.mark.django_db
 
@@ -80,12 +86,29 @@ def test_cancel_ends_a_job_whose_worker_died_at_once() -> None:
     assert run.status == JobStatus.CANCELLED and run.finished_at is not None
 
 
-def test_cancel_of_a_live_job_stops_it_at_its_next_heartbeat() -> None:
-    run = _run()
-    job_claim(StaticRun, run.pk, owner="live")
-    assert job_cancel(job=run)
-    assert run.status == JobStatus.RUNNING and run.cancel_requested
-    assert not job_heartbeat(StaticRun, run.pk, owner="live")
+def _job_of(model: type) -> Any:
+    if model is StaticRun:
+        return _run()
+    if model is Report:
+        return Report.objects.create(name="报告")
+    return TrainedDiscriminator.objects.create(name="判别器", dataset=DatasetFactory())
+
+
+@pytest.mark.parametrize("model", [StaticRun, Report, TrainedDiscriminator])
+def test_cancel_ends_a_job_a_live_worker_holds_at_once_and_the_worker_loses_it(model) -> None:
+    """Issue 23 item 7: a cancel is a state change, not a wish waiting for the worker's next
+    checkpoint (or, when that worker is dead or hung, for the sweeper)."""
+    job = _job_of(model)
+    assert job_claim(model, job.pk, owner="live")
+    assert job_cancel(job=job)
+    job.refresh_from_db()
+    assert job.status == JobStatus.CANCELLED and job.cancel_requested
+    assert job.finished_at is not None and job.lease_owner == ""
+    assert not jobs.job_still_held(model, job.pk, owner="live")
+    assert not job_heartbeat(model, job.pk, owner="live")
+    # What the worker still writes afterwards changes nothing; a second cancel says so.
+    assert not jobs.job_finish(model, job.pk, status=JobStatus.DONE, owner="live")
+    assert not job_cancel(job=job)
 
 
 def test_retry_is_refused_while_a_worker_holds_the_job_and_allowed_once_it_died() -> None:
@@ -193,3 +216,24 @@ def test_the_procfile_and_compose_run_exactly_one_beat() -> None:
     ]
     compose = (REPO_ROOT / "docker-compose.yml").read_text()
     assert compose.count('"celery", "-A", "config", "beat"') == 1
+
+
+def test_the_default_recovery_times_keep_the_readme_promise_of_90_seconds():
+    """Both ways back after a worker dies fit in the README's 90 s: a lease that ran out
+    (JOB_LEASE_SECONDS + JOB_SWEEP_INTERVAL) and a task received but never started (the
+    visibility timeout + kombu's scan interval). It was 300 s + 10 s for the second."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CELERY_", "JOB_"))}
+    env["CELERY_BROKER_URL"] = "redis://127.0.0.1:6379/0"
+    code = (
+        "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'config.settings');"
+        "django.setup(); from django.conf import settings as s;"
+        "o = s.CELERY_BROKER_TRANSPORT_OPTIONS;"
+        "print(s.JOB_LEASE_SECONDS + s.JOB_SWEEP_INTERVAL,"
+        " o['visibility_timeout'] + o['unacked_restore_interval'])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    lease_path, received_path = map(float, out.stdout.split())
+    assert lease_path <= 90 and received_path <= 90

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 from unittest import mock
+import threading
+import time
 
 import pytest
+from django.db import connections
 from django.db.models import F
 
 from core.jobs import job_claim
+from chat.models import Backend
 from judges import services
 from judges.models import JudgeAnswer, JudgeRun
 from metrics.models import JobStatus, MetricRun, MetricRunChunk, MetricScore
@@ -244,3 +248,40 @@ def test_creating_a_judge_run_plans_its_parts_once(server):
     estimate = JudgeRun.objects.get(metric_run=run).estimate
     assert estimate["chunks"] == chunks
     assert estimate == services.judge_estimate(judge=judge, campaign=study.campaign)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_cancel_abandons_a_chunk_whose_judge_hangs_and_frees_its_worker(server, settings):
+    """Issue 23 item 7 for judges: a judge model that hangs (up to 600 s) must not keep a
+    cancelled run's chunk, and its Celery slot, busy: the chunk is cancelled with its run, its
+    heartbeat sees that within JOB_CANCEL_CHECK_SECONDS, and the part's requests are abandoned."""
+    settings.JOB_CANCEL_CHECK_SECONDS = 0.2
+    server.set_behaviour(reply_fn=answer_for, latency=600)
+    study = make_study(dialogues_per_cell=1, skills=("chitchat",))
+    judge = make_judge(server)
+    Backend.objects.filter(pk=judge.backend_id).update(timeout_s=600)
+    run = services.judge_run_create(judge=judge, campaign=study.campaign)
+    chunk_id = run.chunks.values_list("pk", flat=True).first()
+    outcome: list[str] = []
+
+    def work() -> None:
+        try:
+            outcome.append(metric_run_scoring.metric_run_score_chunk(chunk_id=chunk_id))
+        finally:
+            connections.close_all()  # this thread's connection
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    deadline = time.monotonic() + 30
+    while not server.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.requests, "the judge was never asked"
+
+    assert metric_run_services.metric_run_cancel(run=MetricRun.objects.get(pk=run.pk))
+    run.refresh_from_db()
+    assert run.status == JobStatus.CANCELLED
+    assert not run.chunks.exclude(status=JobStatus.CANCELLED).exists()
+
+    worker.join(timeout=10)
+    assert not worker.is_alive(), "the chunk still waits on the hung judge"
+    assert outcome == ["cancelled"]
+    assert not JudgeAnswer.objects.filter(run=run).exists()
+    assert not MetricScore.objects.filter(run=run).exists()

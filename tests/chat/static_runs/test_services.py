@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from django.db import connections
 from django.db.models import Count
 
 from chat.models import Backend, Campaign, Dialogue, StaticRun, StaticRunItem, Turn
@@ -326,3 +327,37 @@ def test_cancel_during_the_run_stops_between_items_and_retry_resumes(monkeypatch
         run = services.static_run_execute(run=run)
     assert run.status == JobStatus.DONE
     assert Dialogue.objects.count() == 10
+
+
+@transactional
+def test_cancel_ends_a_run_hung_on_its_model_at_once_and_frees_its_worker(settings):
+    """Issue 23 item 7: a model that hangs (here for up to 600 s) must not keep a cancelled
+    run "running", nor its Celery slot busy: the cancel ends the run at once, and the worker's
+    cancel check (every JOB_CANCEL_CHECK_SECONDS) abandons the model call within seconds."""
+    settings.JOB_CANCEL_CHECK_SECONDS = 0.2
+    dataset = make_dataset(n=3)
+    with FakeOpenAI(reply="好的", stall_s=600) as server:
+        backend = openai_backend("卡住的模型", server.base_url, limit=1)
+        Backend.objects.filter(pk=backend.pk).update(timeout_s=600)
+        run = services.static_run_create(name="r", dataset=dataset, backends=[backend])
+        finished: list[StaticRun] = []
+
+        def work() -> None:
+            try:
+                finished.append(services.static_run_execute(run=run))
+            finally:
+                connections.close_all()  # this thread's connection
+
+        worker = threading.Thread(target=work, daemon=True)
+        worker.start()
+        wait_for(lambda: len(server.requests) >= 1, timeout=30, what="the model call")
+
+        services.static_run_cancel(run=StaticRun.objects.get(pk=run.pk))
+        cancelled = StaticRun.objects.get(pk=run.pk)
+        assert cancelled.status == JobStatus.CANCELLED and cancelled.finished_at is not None
+
+        worker.join(timeout=10)
+        assert not worker.is_alive(), "the worker still waits on the hung model"
+    assert finished[0].status == JobStatus.CANCELLED
+    assert run.items.filter(status="pending").count() == 3  # nothing saved, resumable
+    assert not Dialogue.objects.exists()
