@@ -242,3 +242,20 @@ def test_the_command_creates_a_run_and_names_bad_input(capsys, monkeypatch):
     assert run.metrics == list(PRESETS["seed002-extra"])
     assert run.metric_settings == {"profile": "lic"}
     assert f"metric run {run.pk}:" in capsys.readouterr().out
+
+
+def test_score_csv_download_writes_formula_cells_as_text(researcher_client, scored_run):
+    """A dialogue's imported external id that starts a formula is text in the CSV; negative
+    scores stay numbers."""
+    dialogue = scored_run.scores.filter(level="dialogue").first().dialogue
+    dialogue.external_id = "=1+1"
+    dialogue.save(update_fields=["external_id"])
+    scored_run.scores.filter(dialogue=dialogue, level="dialogue").update(value=-0.5)
+    url = reverse("metrics:metric-run-download", args=[scored_run.pk, "dialogue", "csv"])
+    response = researcher_client.get(url)
+    assert response.status_code == 200
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    mine = [r for r in rows if r["dialogue_id"] == str(dialogue.pk)]
+    assert mine and {r["dialogue_external_id"] for r in mine} == {"'=1+1"}
+    assert {r["value"] for r in mine} == {"-0.5"}
+    assert scored_run.scores.filter(dialogue=dialogue, level="dialogue", value=-0.5).exists()
