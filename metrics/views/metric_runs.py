@@ -13,8 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from chat.models import Skill
 from core.access import Role, role_required
-from core.cells import csv_lines
-from core.http import jsonl_download
+from core.http import csv_download, jsonl_download
 from metrics.forms import MetricRunForm
 from metrics.models import JobStatus, Level, MetricRun
 from metrics.scorers.models import offline_models
@@ -219,11 +218,7 @@ def score_download(run: MetricRun, level: str, fmt: str) -> StreamingHttpRespons
         return jsonl_download(
             (json.dumps(row, ensure_ascii=False) for row in rows), filename=filename
         )
-    response = StreamingHttpResponse(
-        csv_lines(selectors.DOWNLOAD_COLUMNS, rows), content_type="text/csv; charset=utf-8"
-    )
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+    return csv_download(selectors.DOWNLOAD_COLUMNS, rows, filename=filename)
 
 
 @role_required(Role.RESEARCHER)

@@ -17,6 +17,7 @@ from annotation.selectors.exports import RAW_COLUMNS
 from chat.models import CampaignBackend
 from tests.annotation.results.factories import dialogue_with_turns, job_for, model_turn, rate
 from tests.chat.factories import BackendFactory, CampaignFactory
+from tests.downloads import streamed_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -215,7 +216,7 @@ def test_raw_csv_download_writes_formula_cells_as_text(researcher_client):
     rate(job, dialogue, "r1", {"info": 2, "coh": 1, "know": 0})
     response = researcher_client.get(reverse("annotation:job-export", args=[job.pk, "raw", "csv"]))
     assert response.status_code == 200
-    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    rows = list(csv.DictReader(io.StringIO(streamed_bytes(response).decode())))
     assert {r["dialogue_external_id"] for r in rows} == {'\'=HYPERLINK("http://x.test")'}
     assert {r["backend"] for r in rows} == {"'@SUM(1+1)"}
     assert sorted(r["value"] for r in rows) == ["0.0", "1.0", "2.0"]
