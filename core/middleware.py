@@ -7,10 +7,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
-from django.http import HttpRequest, HttpResponseBadRequest, QueryDict
+from django.http import FileResponse, HttpRequest, HttpResponseBadRequest, QueryDict
 from django.http.response import HttpResponseBase
 from django.utils.translation import gettext as _
 from whitenoise.middleware import WhiteNoiseMiddleware
+
+from core.http import stream_file_response
 
 
 class RejectUnstorableInput:
@@ -99,6 +101,10 @@ class AsyncWhiteNoiseMiddleware:
         else:
             static_file = whitenoise.files.get(request.path_info)
         if static_file is not None:
-            return await sync_to_async(whitenoise.serve)(static_file, request)
+            served = await sync_to_async(whitenoise.serve)(static_file, request)
+            if isinstance(served, FileResponse):
+                # Its file as an async stream: Django would read a sync one whole first.
+                stream_file_response(served)
+            return served
         response: Awaitable[HttpResponseBase] = self.get_response(request)
         return await response

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from annotation.models import RatingJob
+from core.cells import spreadsheet_cell
 from judges.selectors import meta_evaluation
 from metrics.models import MetricRun
 from metrics.services.report_extensions import ReportExtension
@@ -47,7 +48,8 @@ def _csv(rows: list[dict[str, Any]], fields: list[str]) -> bytes:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore")
     writer.writeheader()
-    writer.writerows(rows)
+    # Judge rationales and system names are other people's text: no live formulas.
+    writer.writerows({key: spreadsheet_cell(value) for key, value in row.items()} for row in rows)
     return ("\ufeff" + buffer.getvalue()).encode("utf-8")  # BOM: Excel opens UTF-8 correctly
 
 

@@ -7,8 +7,6 @@ who are not blocked), so that the raw file and the aggregates describe the same 
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
@@ -27,6 +25,7 @@ from annotation.selectors.human_scores import (
     system_score_rows,
 )
 from chat.models import Campaign, CampaignBackend, Dialogue
+from core.cells import csv_lines
 
 What = Literal["raw", "dialogue", "system"]
 Format = Literal["csv", "jsonl"]
@@ -200,17 +199,6 @@ def export_rows(*, job: RatingJob, what: What) -> tuple[tuple[str, ...], Iterabl
     raise ValueError(f"unknown export {what!r}; use one of {', '.join(WHATS)}")
 
 
-def csv_lines(columns: tuple[str, ...], rows: Iterable[Mapping[str, Any]]) -> Iterator[str]:
-    """CSV text, a line at a time (empty cells for None), header first."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    yield _drain(buffer)
-    for row in rows:
-        writer.writerow({k: "" if row[k] is None else row[k] for k in columns})
-        yield _drain(buffer)
-
-
 def jsonl_lines(rows: Iterable[Mapping[str, Any]]) -> Iterator[str]:
     for row in rows:
         yield json.dumps(row, ensure_ascii=False) + "\n"
@@ -246,10 +234,3 @@ def _score_dict(
         "rank": row.rank,
     }
     return {column: values[column] for column in columns}
-
-
-def _drain(buffer: io.StringIO) -> str:
-    text = buffer.getvalue()
-    buffer.seek(0)
-    buffer.truncate()
-    return text

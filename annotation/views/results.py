@@ -32,7 +32,7 @@ from annotation.selectors.rating import localized
 from annotation.services.rating_import import RatingImportError, ratings_import
 from chat.models import Campaign
 from core.access import Role, role_required
-from core.http import redirect_after_form
+from core.http import download, redirect_after_form
 
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 # Bar chart geometry (SVG user units); the chart scales to its box.
@@ -115,13 +115,11 @@ def job_export(request: HttpRequest, pk: int, what: str, fmt: str) -> StreamingH
 
 def export_response(*, job: RatingJob, what: str, fmt: str) -> StreamingHttpResponse:
     """Stream an export as a file download (shared by the page and the API)."""
-    response = StreamingHttpResponse(
+    return download(
         export_lines(job=job, what=what, fmt=fmt),  # type: ignore[arg-type]  # checked against WHATS/FORMATS
+        filename=export_filename(job=job, what=what, fmt=fmt),  # type: ignore[arg-type]  # checked against WHATS/FORMATS
         content_type=CONTENT_TYPES[fmt],
     )
-    filename = export_filename(job=job, what=what, fmt=fmt)  # type: ignore[arg-type]  # checked against WHATS/FORMATS
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
 
 
 class RatingImportForm(forms.Form):

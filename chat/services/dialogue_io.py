@@ -36,7 +36,9 @@ from chat.models import (
 from chat.selectors.dialogues import dialogue_export_queryset
 from chat.services.campaigns import campaign_create, default_alias
 
-EXPORT_CHUNK_SIZE = 500
+# Dialogues read per query (with their turns, ~10 each): a chunk is what the web process holds
+# while it streams, and the first bytes wait for the first chunk.
+EXPORT_CHUNK_SIZE = 200
 IMPORT_BATCH_SIZE = 500
 DIALOGUE_ID_MAX_LENGTH = 200  # chat.Dialogue.external_id
 SYSTEM_NAME_MAX_LENGTH = 120  # chat.Backend.name

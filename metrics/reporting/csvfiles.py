@@ -1,10 +1,12 @@
-"""Tidy CSV: one observation per row, UTF-8, empty field for an undefined value."""
+"""Tidy CSV: one observation per row, UTF-8, empty field for an undefined value, text that a
+spreadsheet would run as a formula neutralised (`core.cells`)."""
 
 from __future__ import annotations
 
 import csv
 import io
 
+from core.cells import spreadsheet_cell
 from metrics.analysis.results import CorrelationStudy
 from metrics.analysis.tidy import TidyTable, tidy_tables
 
@@ -14,7 +16,9 @@ def tidy_csv(table: TidyTable) -> str:
     writer = csv.DictWriter(out, fieldnames=table.columns, lineterminator="\n")
     writer.writeheader()
     for record in table.records:
-        writer.writerow({key: "" if value is None else value for key, value in record.items()})
+        writer.writerow(
+            {key: "" if value is None else spreadsheet_cell(value) for key, value in record.items()}
+        )
     return out.getvalue()
 
 

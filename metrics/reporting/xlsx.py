@@ -1,4 +1,7 @@
-"""XLSX workbook (openpyxl): a sheet per table, best values bold, plus the tidy data and notes."""
+"""XLSX workbook (openpyxl): a sheet per table, best values bold, plus the tidy data and notes.
+
+Every cell goes through `core.cells.spreadsheet_cell`: openpyxl stores a string that starts with
+``=`` as a formula, and system names, dimensions and notes come from imported files."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
+from core.cells import spreadsheet_cell
 from metrics.analysis.results import CorrelationStudy
 from metrics.analysis.tables import (
     Table,
@@ -62,17 +66,17 @@ def _write_value(sheet: Worksheet, row: int, column: int, text: str, value: floa
         decimals = len(match.group(1) or "")
         target.number_format = "0." + "0" * decimals if decimals else "0"
     else:
-        target.value = text
+        target.value = spreadsheet_cell(text)
 
 
 def _write_table(sheet: Worksheet, table: Table) -> None:
-    sheet.cell(row=1, column=1, value=table.title).font = _BOLD
+    sheet.cell(row=1, column=1, value=spreadsheet_cell(table.title)).font = _BOLD
     offset = len(table.stub)
     row = 2
     for depth, spans in enumerate(table.header):
         column = offset + 1
         for label, span in spans:
-            cell = sheet.cell(row=row, column=column, value=label)
+            cell = sheet.cell(row=row, column=column, value=spreadsheet_cell(label))
             cell.font = _BOLD
             cell.alignment = Alignment(horizontal="center")
             if span > 1:
@@ -82,11 +86,11 @@ def _write_table(sheet: Worksheet, table: Table) -> None:
             column += span
         if depth == len(table.header) - 1:
             for k, label in enumerate(table.stub):
-                sheet.cell(row=row, column=k + 1, value=label).font = _BOLD
+                sheet.cell(row=row, column=k + 1, value=spreadsheet_cell(label)).font = _BOLD
         row += 1
     for data_row in table.rows:
         for k, label in enumerate(data_row.labels):
-            sheet.cell(row=row, column=k + 1, value=label)
+            sheet.cell(row=row, column=k + 1, value=spreadsheet_cell(label))
         for k, cell in enumerate(data_row.cells):
             _write_value(sheet, row, offset + k + 1, cell.text, cell.value)
             if cell.bold:
@@ -94,7 +98,7 @@ def _write_table(sheet: Worksheet, table: Table) -> None:
         row += 1
     row += 1
     for note in table.notes:
-        sheet.cell(row=row, column=1, value=note).font = _ITALIC
+        sheet.cell(row=row, column=1, value=spreadsheet_cell(note)).font = _ITALIC
         row += 1
     sheet.column_dimensions["A"].width = max(
         [12, *(len(r.labels[0]) + 2 for r in table.rows if r.labels)]
@@ -118,7 +122,7 @@ def _write_notes(sheet: Worksheet, study: CorrelationStudy) -> None:
     ]
     for row, (label, text) in enumerate(lines, start=1):
         sheet.cell(row=row, column=1, value=label).font = _BOLD
-        sheet.cell(row=row, column=2, value=text)
+        sheet.cell(row=row, column=2, value=spreadsheet_cell(text))
     sheet.column_dimensions["A"].width = 18
     sheet.column_dimensions["B"].width = 120
 
@@ -135,7 +139,7 @@ def xlsx_bytes(study: CorrelationStudy) -> bytes:
     for cell in sheet[1]:
         cell.font = _BOLD
     for record in data.records:
-        sheet.append([record[column] for column in data.columns])
+        sheet.append([spreadsheet_cell(record[column]) for column in data.columns])
     _write_notes(workbook.create_sheet(_sheet_title("notes", taken)), study)
     buffer = io.BytesIO()
     workbook.save(buffer)

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-from collections.abc import Iterable, Iterator
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -16,7 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from chat.models import Skill
 from core.access import Role, role_required
-from core.http import jsonl_download
+from core.http import csv_download, jsonl_download
 from metrics.forms import MetricRunForm
 from metrics.models import JobStatus, Level, MetricRun
 from metrics.scorers.models import offline_models
@@ -211,19 +208,6 @@ def run_dialogues(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "metrics/run_dialogues.html", context)
 
 
-def csv_lines(rows: Iterable[dict[str, object]], columns: tuple[str, ...]) -> Iterator[str]:
-    """CSV text line by line (header first); None becomes an empty cell."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow(row)
-        yield buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-    yield buffer.getvalue()
-
-
 def score_download(run: MetricRun, level: str, fmt: str) -> StreamingHttpResponse:
     """The run's scores of one level as a tidy CSV or JSONL file (shared with the API)."""
     if level not in Level.values or fmt not in DOWNLOAD_FORMATS:
@@ -234,11 +218,7 @@ def score_download(run: MetricRun, level: str, fmt: str) -> StreamingHttpRespons
         return jsonl_download(
             (json.dumps(row, ensure_ascii=False) for row in rows), filename=filename
         )
-    response = StreamingHttpResponse(
-        csv_lines(rows, selectors.DOWNLOAD_COLUMNS), content_type="text/csv; charset=utf-8"
-    )
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+    return csv_download(selectors.DOWNLOAD_COLUMNS, rows, filename=filename)
 
 
 @role_required(Role.RESEARCHER)

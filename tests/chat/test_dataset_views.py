@@ -5,6 +5,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from chat.models import Dataset, Sample
+from tests.downloads import streamed_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -108,7 +109,7 @@ def test_export_downloads_generic_jsonl_that_reimports(researcher_client):
     researcher_client.post(reverse("chat:dataset-upload"), _form(_file(GOOD_LINES)))
     dataset = Dataset.objects.get()
     response = researcher_client.get(reverse("chat:dataset-export", args=[dataset.pk]))
-    exported = b"".join(response.streaming_content).decode().splitlines()
+    exported = streamed_bytes(response).decode().splitlines()
     assert [json.loads(line)["id"] for line in exported] == ["k1", "k2"]
     again = researcher_client.post(
         reverse("chat:dataset-upload"), _form(_file(exported, "again.jsonl"), name="再导入")
@@ -133,7 +134,7 @@ def test_api_imports_lists_and_exports(researcher_client):
     samples = researcher_client.get(reverse("api-sample-list", args=[pk])).json()
     assert samples["count"] == 2 and samples["results"][0]["grounding"]["knowledge"][0][2] == "姜文"
     export = researcher_client.get(reverse("api-dataset-export", args=[pk]))
-    assert len(b"".join(export.streaming_content).splitlines()) == 2
+    assert len(streamed_bytes(export).splitlines()) == 2
 
 
 def test_api_import_error_names_line_and_field(researcher_client):

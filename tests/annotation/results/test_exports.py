@@ -9,13 +9,15 @@ import json
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
-from annotation.models import Assignment
+from annotation.models import Assignment, Rating
 from annotation.presets import preset_spec
 from annotation.selectors.exports import RAW_COLUMNS
 from chat.models import CampaignBackend
 from tests.annotation.results.factories import dialogue_with_turns, job_for, model_turn, rate
 from tests.chat.factories import BackendFactory, CampaignFactory
+from tests.downloads import streamed_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -203,3 +205,19 @@ def test_the_migration_releases_the_overall_key_of_stored_rubrics():
         stored.spec["overall"] == "none" and stored.spec["questions"] == OVERALL_ONLY["questions"]
     )
     assert Rubric.objects.get(pk=untouched.pk).spec == untouched.spec
+
+
+def test_raw_csv_download_writes_formula_cells_as_text(researcher_client):
+    """A dialogue id and a system name that a spreadsheet would run are written as text."""
+    campaign = CampaignFactory(name="公式活动")
+    backend = BackendFactory(name="@SUM(1+1)")
+    job = job_for("msde", campaign=campaign, name="公式")
+    dialogue = dialogue_with_turns(campaign, backend, external_id='=HYPERLINK("http://x.test")')
+    rate(job, dialogue, "r1", {"info": 2, "coh": 1, "know": 0})
+    response = researcher_client.get(reverse("annotation:job-export", args=[job.pk, "raw", "csv"]))
+    assert response.status_code == 200
+    rows = list(csv.DictReader(io.StringIO(streamed_bytes(response).decode())))
+    assert {r["dialogue_external_id"] for r in rows} == {'\'=HYPERLINK("http://x.test")'}
+    assert {r["backend"] for r in rows} == {"'@SUM(1+1)"}
+    assert sorted(r["value"] for r in rows) == ["0.0", "1.0", "2.0"]
+    assert Rating.objects.filter(assignment__job=job).count() == 3  # an export changes nothing

@@ -254,3 +254,41 @@ def test_a_rubric_with_step_half_imports_half_points_and_refuses_quarter_points(
         "row 3, column 'value': quality: expected a number from 1 to 5 in steps of 0.5, "
         "got '3.25'" in str(caught.value)
     )
+
+
+def _msde_file(dialogue_ids: list[str], raters: tuple[str, ...], value: int) -> str:
+    rows = [
+        f"{dialogue_id},{rater},{question},{value}"
+        for dialogue_id in dialogue_ids
+        for rater in raters
+        for question in ("info", "coh", "know")
+    ]
+    return "dialogue_id,rater,question,value\n" + "\n".join(rows) + "\n"
+
+
+def _queries(text: str, campaign: str) -> int:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        run(text, campaign=campaign)
+    return len(captured)
+
+
+def test_the_queries_of_an_import_do_not_grow_with_its_rows():
+    """Bulk validation and inserts: a file 12 times longer costs the same statements, for a
+    first import and for one that replaces every answer (one query per row made 40,000
+    ratings take minutes)."""
+    small, large = CampaignFactory(name="小"), CampaignFactory(name="大")
+    backend = BackendFactory()
+    for campaign, n in ((small, 1), (large, 12)):
+        for k in range(n):
+            dialogue_with_turns(campaign, backend, skill_key="knowledge", external_id=f"k{k}")
+    few, many = (["k0"], ("alice", "bob")), ([f"k{k}" for k in range(12)], ("carol", "dave"))
+    first = [_queries(_msde_file(*few, 1), "小"), _queries(_msde_file(*many, 1), "大")]
+    again = [_queries(_msde_file(*few, 2), "小"), _queries(_msde_file(*many, 2), "大")]
+    assert first[0] == first[1] and again[0] == again[1]
+    job = RatingJob.objects.get(campaign=large)
+    assert job.assignments.count() == 12 * 2
+    assert set(Rating.objects.filter(assignment__job=job).values_list("value", flat=True)) == {2.0}
+    assert Rating.objects.filter(assignment__job=job).count() == 12 * 2 * 3

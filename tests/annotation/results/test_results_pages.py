@@ -12,6 +12,7 @@ from django.urls import reverse
 from annotation.models import Rating, RatingJob
 from tests.annotation.results.factories import dialogue_with_turns, job_for, rate, single
 from tests.chat.factories import BackendFactory, CampaignFactory
+from tests.downloads import streamed_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -64,7 +65,7 @@ def test_the_raw_download_has_one_row_per_rater_dialogue_and_question(researcher
     url = reverse("annotation:job-export", args=[job.pk, "raw", "csv"])
     response = researcher_client.get(url)
     assert response["Content-Disposition"] == f'attachment; filename="ratings-job{job.pk}-raw.csv"'
-    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    rows = list(csv.DictReader(io.StringIO(streamed_bytes(response).decode())))
     # 7 raters × 4 items × 12 questions
     assert len(rows) == 7 * 4 * 12 and rows[0]["backend"] in ("GoodBot", "WeakBot")
     assert (

@@ -20,6 +20,7 @@ from tests.annotation.results.factories import (
     rate,
 )
 from tests.chat.factories import BackendFactory
+from tests.downloads import streamed_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -77,13 +78,13 @@ def test_the_results_page_and_api_show_how_many_ratings_were_incomplete(
 
 def test_the_system_and_dialogue_exports_carry_the_incomplete_counts(researcher_client, live_job):
     url = reverse("annotation:job-export", args=[live_job.pk, "system", "csv"])
-    text = b"".join(researcher_client.get(url).streaming_content).decode()
+    text = streamed_bytes(researcher_client.get(url)).decode()
     rows = [r for r in csv.DictReader(io.StringIO(text)) if r["dimension"] == "overall"]
     assert [(r["unit"], r["n_incomplete"], r["n_unanswered"]) for r in rows] == [
         ("ChatBot", "1", "19")
     ]
     url = reverse("annotation:job-export", args=[live_job.pk, "dialogue", "csv"])
-    text = b"".join(researcher_client.get(url).streaming_content).decode()
+    text = streamed_bytes(researcher_client.get(url)).decode()
     rows = [r for r in csv.DictReader(io.StringIO(text)) if r["dimension"] == "overall"]
     assert sorted((r["mean"], r["n_incomplete"]) for r in rows) == [("12.5", "1"), ("40.0", "0")]
 

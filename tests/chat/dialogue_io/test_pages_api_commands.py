@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 
 from chat.models import Campaign, Dialogue
 from tests.chat.factories import CampaignFactory, DialogueFactory, TurnFactory
+from tests.downloads import streamed_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -55,11 +56,11 @@ def test_the_campaign_export_streams_jsonl_with_filters(researcher_client, campa
     assert response.status_code == 200
     assert response["Content-Type"].startswith("application/x-ndjson")
     assert "attachment" in response["Content-Disposition"]
-    lines = b"".join(response.streaming_content).decode().splitlines()
+    lines = streamed_bytes(response).decode().splitlines()
     assert len(lines) == 2
     assert json.loads(lines[0])["turns"][0]["text"] == "<script>alert(1)</script>"
     accepted = researcher_client.get(url + "?status=accepted")
-    assert len(b"".join(accepted.streaming_content).splitlines()) == 1
+    assert len(streamed_bytes(accepted).splitlines()) == 1
     assert researcher_client.get(url + "?status=bogus").status_code == 404
     assert researcher_client.get(url + "?static_run=999").status_code == 404
 
@@ -90,7 +91,7 @@ def test_the_api_imports_exports_and_names_the_bad_line(researcher):
     campaign = Campaign.objects.get(name="日志")
     exported = client.get(reverse("api-campaign-dialogues-export", args=[campaign.pk]))
     assert exported.status_code == 200
-    line = json.loads(b"".join(exported.streaming_content))
+    line = json.loads(streamed_bytes(exported))
     assert (line["id"], line["system"], line["status"]) == ("a", "甲", "accepted")
 
 

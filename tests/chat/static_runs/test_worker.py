@@ -24,6 +24,7 @@ from tests.chat.static_runs.helpers import (
     wait_for,
 )
 from tests.conftest import REPO_ROOT
+from tests.downloads import streamed_bytes
 from tests.helpers import database_url_for_subprocess
 
 pytestmark = [
@@ -67,7 +68,7 @@ def test_a_run_created_in_the_ui_is_answered_by_the_worker_with_both_retrieval_b
     assert "100%" in progress.content.decode() and "every 1s" not in progress.content.decode()
 
     export = researcher_client.get(reverse("chat:static-run-export", args=[run.pk]))
-    lines = b"".join(export.streaming_content).decode().splitlines()
+    lines = streamed_bytes(export).decode().splitlines()
     assert len(lines) == 12
 
 

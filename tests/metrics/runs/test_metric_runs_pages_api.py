@@ -15,6 +15,7 @@ from metrics.models import MetricRun
 from metrics.scorers.registry import PRESETS
 from metrics.services import metric_run_scoring
 from metrics.services import metric_runs as services
+from tests.downloads import streamed_bytes
 from tests.metrics.runs.expected import stored_scores
 from tests.metrics.runs.factories import make_study
 
@@ -141,12 +142,12 @@ def test_turn_and_dialogue_pages_escape_model_text(researcher_client, scored_run
 def test_downloads_parse_back_to_the_stored_scores(researcher_client, scored_run, level):
     stored = {k: v for k, v in stored_scores(scored_run).items() if k[0] == level}
     base = reverse("metrics:metric-run-download", args=[scored_run.pk, level, "csv"])
-    text = b"".join(researcher_client.get(base).streaming_content).decode()
+    text = streamed_bytes(researcher_client.get(base)).decode()
     rows = list(csv.DictReader(io.StringIO(text)))
     jsonl = reverse("metrics:metric-run-download", args=[scored_run.pk, level, "jsonl"])
     lines = [
         json.loads(line)
-        for line in b"".join(researcher_client.get(jsonl).streaming_content).decode().splitlines()
+        for line in streamed_bytes(researcher_client.get(jsonl)).decode().splitlines()
     ]
     assert len(rows) == len(lines) == len(stored)
     for row, line in zip(rows, lines, strict=True):
@@ -242,3 +243,20 @@ def test_the_command_creates_a_run_and_names_bad_input(capsys, monkeypatch):
     assert run.metrics == list(PRESETS["seed002-extra"])
     assert run.metric_settings == {"profile": "lic"}
     assert f"metric run {run.pk}:" in capsys.readouterr().out
+
+
+def test_score_csv_download_writes_formula_cells_as_text(researcher_client, scored_run):
+    """A dialogue's imported external id that starts a formula is text in the CSV; negative
+    scores stay numbers."""
+    dialogue = scored_run.scores.filter(level="dialogue").first().dialogue
+    dialogue.external_id = "=1+1"
+    dialogue.save(update_fields=["external_id"])
+    scored_run.scores.filter(dialogue=dialogue, level="dialogue").update(value=-0.5)
+    url = reverse("metrics:metric-run-download", args=[scored_run.pk, "dialogue", "csv"])
+    response = researcher_client.get(url)
+    assert response.status_code == 200
+    rows = list(csv.DictReader(io.StringIO(streamed_bytes(response).decode())))
+    mine = [r for r in rows if r["dialogue_id"] == str(dialogue.pk)]
+    assert mine and {r["dialogue_external_id"] for r in mine} == {"'=1+1"}
+    assert {r["value"] for r in mine} == {"-0.5"}
+    assert scored_run.scores.filter(dialogue=dialogue, level="dialogue", value=-0.5).exists()
