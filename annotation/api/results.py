@@ -122,6 +122,7 @@ class RatingImportApi(APIView):
                 "dialogues": result.dialogues,
                 "raters": result.raters,
                 "new_raters": result.new_raters,
+                "incomplete": result.incomplete,
             },
             status=status.HTTP_201_CREATED,
         )

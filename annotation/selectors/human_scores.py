@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 
 from annotation.models import Assignment, JobRater, Rating, RatingJob
 from annotation.rubric_spec import Question, RubricSpec, validate_spec
@@ -122,30 +122,66 @@ class JobScores:
         }
 
 
+# A live (rate-while-chatting) chat counts once the worker has finished it; a rejected one is
+# collected again (its re-collection counts), an abandoned or unfinished one is no test.
+LIVE_COUNTED_STATUSES = (Dialogue.Status.SUBMITTED, Dialogue.Status.ACCEPTED)
+
+
+def _excluded_raters(job: RatingJob) -> QuerySet[JobRater]:
+    return job.job_raters.exclude(state=JobRater.State.ACTIVE).values("rater_id")
+
+
 def counted_assignments(*, job: RatingJob) -> QuerySet[Assignment]:
     """The assignments whose ratings are scores: submitted, real items, by raters of the job
     who are neither blocked nor screened out.
 
     Gold, duplicated and onboarding items exist to check raters; counting them would weigh some
     dialogues twice (duplicates) or mix screening items into the results. In a live job (rated
-    while chatting) a chat the worker finished counts even when some replies were left unrated
-    (its assignment stays in progress): seed 001 scores those replies 0, it does not drop the
-    chat.
+    while chatting) what counts is the chat, not the assignment: the ratings of every finished
+    chat (`LIVE_COUNTED_STATUSES`) by its worker, whatever was left unrated (seed 001 scores
+    those replies 0, it does not drop the chat); a chat still being held does not count yet.
     """
-    excluded_raters = job.job_raters.exclude(state=JobRater.State.ACTIVE).values("rater_id")
-    done = Q(status=Assignment.Status.SUBMITTED)
     if job.is_live:
-        done |= Q(
-            status=Assignment.Status.IN_PROGRESS,
-            dialogue__status__in=(Dialogue.Status.SUBMITTED, Dialogue.Status.ACCEPTED),
+        done = Q(
+            dialogue__status__in=LIVE_COUNTED_STATUSES,
+            dialogue__campaign_id=job.campaign_id,
+            rater_id=F("dialogue__worker_id"),
         )
+    else:
+        done = Q(status=Assignment.Status.SUBMITTED)
     return job.assignments.filter(done, kind=Assignment.Kind.REAL).exclude(
-        rater_id__in=excluded_raters
+        rater_id__in=_excluded_raters(job)
     )
 
 
 def counted_ratings(*, job: RatingJob) -> QuerySet[Rating]:
     return Rating.objects.filter(assignment__in=counted_assignments(job=job))
+
+
+def live_chats(*, job: RatingJob) -> QuerySet[Dialogue]:
+    """A live job's counted chats: its campaign's finished chats by workers it has not
+    excluded (each chat's worker is its one rater)."""
+    return Dialogue.objects.filter(
+        campaign_id=job.campaign_id, status__in=LIVE_COUNTED_STATUSES, worker__isnull=False
+    ).exclude(worker_id__in=_excluded_raters(job))
+
+
+def counted_units(*, job: RatingJob) -> tuple[tuple[int, int], ...]:
+    """Every counted (dialogue pk, rater pk), with or without answers, by dialogue then rater.
+
+    A live job's units are its campaign's finished chats, each rated by its worker, whether or
+    not an assignment exists: the live assignment is created with the first answer, so a chat
+    ended ("cannot continue") before any reply was rated has none, and seed 001's fixed
+    denominator (chats × 2 categories × 4 questions × 5 turns × testers) still counts it, at 0.
+    """
+    if not job.is_live:
+        return tuple(
+            counted_assignments(job=job)
+            .order_by("dialogue_id", "rater_id")
+            .values_list("dialogue_id", "rater_id")
+            .distinct()
+        )
+    return tuple(live_chats(job=job).order_by("pk").values_list("pk", "worker_id"))
 
 
 def job_answers(*, job: RatingJob) -> JobAnswers:
@@ -160,12 +196,7 @@ def job_answers(*, job: RatingJob) -> JobAnswers:
             "text",
         )
     )
-    units = tuple(
-        counted_assignments(job=job)
-        .order_by("dialogue_id", "rater_id")
-        .values_list("dialogue_id", "rater_id")
-        .distinct()
-    )
+    units = counted_units(job=job)
     dialogue_ids = {row[0] for row in rows} | {dialogue_id for dialogue_id, _ in units}
     dialogues = Dialogue.objects.filter(pk__in=dialogue_ids).values_list(
         "pk", "skill__key", "backend__name"
@@ -435,7 +466,8 @@ def campaign_rater_shortfalls(*, campaign_id: int) -> list[JobShortfalls]:
 
     One aggregate query per job (the campaign page shows it on every load), over the counted
     assignments (`counted_assignments`) of the job's rated systems: every system with a counted
-    rating, or, before any, every system among the job's dialogues.
+    rating, or, before any, every system among the job's dialogues. A live job counts the
+    workers of its finished chats (`counted_units`), whether they rated anything or not.
     """
     from annotation.selectors.rating import job_dialogues
 
@@ -445,13 +477,21 @@ def campaign_rater_shortfalls(*, campaign_id: int) -> list[JobShortfalls]:
         minimum = validate_spec(job.rubric.spec).min_raters
         if minimum <= 1:
             continue
-        counts = dict(
-            counted_assignments(job=job)
-            .values_list("dialogue__backend__name")
-            .annotate(n=Count("rater_id", distinct=True))
-            .values_list("dialogue__backend__name", "n")
-        )
-        if not job.is_live:
+        if job.is_live:
+            # Testers are the workers of the finished chats (`counted_units`), rated or not.
+            counts = dict(
+                live_chats(job=job)
+                .values_list("backend__name")
+                .annotate(n=Count("worker_id", distinct=True))
+                .values_list("backend__name", "n")
+            )
+        else:
+            counts = dict(
+                counted_assignments(job=job)
+                .values_list("dialogue__backend__name")
+                .annotate(n=Count("rater_id", distinct=True))
+                .values_list("dialogue__backend__name", "n")
+            )
             for name in job_dialogues(job).values_list("backend__name", flat=True).distinct():
                 counts.setdefault(name, 0)
         shortfalls = [

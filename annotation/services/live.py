@@ -8,7 +8,7 @@ assignment per dialogue). Answers go through the same `rating_save` as the annot
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,8 +21,14 @@ from django.utils.translation import gettext as _
 from annotation.models import Assignment, Rating, RatingJob, Rubric
 from annotation.rubric_spec import Question, applicable_questions, as_spec
 from annotation.selectors.rating import localized, model_turns
-from annotation.services.ratings import RatingRuleError, missing_answers, rating_save
+from annotation.services.ratings import (
+    RatingRuleError,
+    missing_answers,
+    missing_slots,
+    rating_save,
+)
 from chat.models import Campaign, Dialogue, Turn
+from chat.selectors.collection import AnswersOwed
 
 LIVE_RUBRIC_KEY = "yesno-multi-turn"
 
@@ -72,8 +78,7 @@ def live_guide(*, dialogue: Dialogue, language: str) -> LiveGuide | None:
     campaign = dialogue.campaign
     if not campaign.rate_while_chatting:
         return None
-    job = RatingJob.objects.filter(campaign=campaign, is_live=True).select_related("rubric").first()
-    spec = as_spec((job.rubric if job is not None else live_rubric()).spec)
+    spec = as_spec(_live_rubric_of(campaign).spec)
     questions = applicable_questions(spec, dialogue.skill.key, "turn")
     groups: dict[str, list[str]] = {}
     for q in questions:
@@ -97,14 +102,64 @@ def live_turn_limit(campaign: Campaign) -> int | None:
     """
     if not campaign.rate_while_chatting:
         return None
-    job = RatingJob.objects.filter(campaign=campaign, is_live=True).select_related("rubric")
-    rubric = job[0].rubric if job else live_rubric()
     limits = [
         q.max_turns
-        for q in as_spec(rubric.spec).questions
+        for q in as_spec(_live_rubric_of(campaign).spec).questions
         if q.level == "turn" and q.max_turns is not None
     ]
     return min(limits) if limits else None
+
+
+def _live_job(campaign_id: int | None) -> RatingJob | None:
+    if campaign_id is None:  # a campaign being created has no job yet
+        return None
+    return (
+        RatingJob.objects.filter(campaign_id=campaign_id, is_live=True)
+        .select_related("rubric")
+        .first()
+    )
+
+
+def _live_rubric_of(campaign: Campaign) -> Rubric:
+    """The live job's rubric, or the one it will be created with."""
+    job = _live_job(campaign.pk)
+    return job.rubric if job is not None else live_rubric()
+
+
+def live_answers_owed(dialogue: Dialogue, turns: Sequence[Turn]) -> AnswersOwed | None:
+    """What the worker of a rate-while-chatting chat has not answered yet on its replies (the
+    live rubric's turn questions, up to their `max_turns`), on the last reply and in all; None
+    for other campaigns. Registered with chat (`chat_state` locks sending and finishing on it:
+    seed 001's testers rate each reply before the chat goes on)."""
+    campaign = dialogue.campaign
+    if not campaign.rate_while_chatting:
+        return None
+    replies = [turn.pk for turn in turns if turn.speaker == Turn.Speaker.SYSTEM]
+    if not replies:
+        return AnswersOwed(last_reply=0, total=0)
+    job = _live_job(campaign.pk)
+    spec = as_spec((job.rubric if job is not None else live_rubric()).spec)
+    answers: dict[tuple[str, int | None], Any] = {}
+    if job is not None:
+        ratings = Rating.objects.filter(
+            assignment__job=job,
+            assignment__dialogue_id=dialogue.pk,
+            assignment__rater_id=dialogue.worker_id,
+        ).values_list("question", "turn_id", "value", "text")
+        answers = {
+            (key, turn_id): text if value is None else value
+            for key, turn_id, value, text in ratings
+        }
+    missing = missing_slots(
+        [q for q in spec.questions if q.level == "turn"],
+        skill=dialogue.skill.key,
+        turn_ids=replies,
+        answers=answers,
+    )
+    return AnswersOwed(
+        last_reply=sum(1 for _, turn_id in missing if turn_id == replies[-1]),
+        total=len(missing),
+    )
 
 
 def check_live_access(*, turn: Turn, user: AbstractBaseUser) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import IO
 
@@ -73,6 +73,9 @@ class RatingImportResult:
     dialogues: int
     raters: int
     new_raters: list[str]
+    # (dialogue, rater) pairs of the job left with unanswered questions, which seed 001's
+    # 0–100 rubrics score 0 (the job's results count them as incomplete)
+    incomplete: int = 0
 
 
 @dataclass(frozen=True)
@@ -114,13 +117,14 @@ def ratings_import(
 
     assignments = _assignments(rows, job=job, raters=raters)
     _save_ratings(rows, assignments)
-    _check_complete(rows, assignments, spec)
+    incomplete = _check_complete(rows, assignments, spec)
     return RatingImportResult(
         job=job,
         ratings=len(rows),
         dialogues=len({row.dialogue_id for row in rows}),
         raters=len(raters),
         new_raters=created,
+        incomplete=incomplete,
     )
 
 
@@ -376,15 +380,22 @@ def _imported_job(
 
 def _check_complete(
     rows: list[_Row], assignments: dict[tuple[int, str], Assignment], spec: RubricSpec
-) -> None:
-    """Every (dialogue, rater) must answer every question its skill asks (gates and the rest),
-    counting answers imported earlier into the same job: an incomplete unit cannot be scored."""
+) -> int:
+    """How many of the (dialogue, rater) pairs in the file miss answers, counting answers
+    imported earlier into the same job.
+
+    A mean-based rubric (MSDE, Likert) cannot score a unit without every answer its skill asks
+    (gates and the rest): the file is refused, naming the first. Seed 001's 0–100 rubrics
+    (`normalised_100`) have a fixed denominator: a missing answer scores 0 and the unit is
+    counted as incomplete (`JobScores.completeness`), as a live chat with a reply left unrated
+    is, so a multi-turn sheet with 7 of a turn's 8 answers imports."""
+    fixed_denominator = spec.overall == "normalised_100"
     first_row: dict[tuple[int, str], _Row] = {}
     for row in rows:
         first_row.setdefault((row.dialogue_id, row.rater), row)
     by_assignment = {a.pk: slot for slot, a in assignments.items()}
     answers: dict[tuple[int, str], list[Answer]] = defaultdict(list)
-    turn_index, _ = model_turn_indices({dialogue_id for dialogue_id, _ in assignments})
+    turn_index, turn_pks = model_turn_indices({dialogue_id for dialogue_id, _ in assignments})
     ratings = Rating.objects.filter(assignment_id__in=list(by_assignment)).values_list(
         "assignment_id", "question", "turn_id", "value", "text"
     )
@@ -403,7 +414,19 @@ def _check_complete(
     skills = dict(
         Dialogue.objects.filter(pk__in=[d for d, _ in answers]).values_list("pk", "skill__key")
     )
+    model_turns = Counter(dialogue_id for dialogue_id, _ in turn_pks)
+    incomplete = 0
     for slot, unit_answers in answers.items():
+        if fixed_denominator:
+            score = score_unit(
+                spec,
+                unit_answers,
+                skill=skills[slot[0]],
+                unanswered="zero",
+                n_turns=model_turns[slot[0]],
+            )
+            incomplete += score.n_unanswered > 0
+            continue
         try:
             score_unit(spec, unit_answers, skill=skills[slot[0]])
         except IncompleteAnswersError as exc:
@@ -412,3 +435,4 @@ def _check_complete(
                 row=first_row[slot].line,
                 column="question",
             ) from None
+    return incomplete

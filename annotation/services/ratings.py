@@ -159,36 +159,56 @@ def missing_answers(assignment: Assignment) -> list[str]:
     Free-text questions are optional; questions a failed gate rules out are not required.
     """
     spec = as_spec(assignment.job.rubric.spec)
-    skill = assignment.dialogue.skill.key
     turns = model_turns(assignment.dialogue)
     answers = {
         (r.question, r.turn_id): (r.value if r.value is not None else r.text)
         for r in Rating.objects.filter(assignment=assignment)
     }
-    asked = [q for q in spec.questions if q.applies_to(skill) and q.type != "text"]
+    positions = {turn.pk: position for position, turn in enumerate(turns)}
+    return [
+        key if turn is None else f"{key} (turn {positions[turn] + 1})"
+        for key, turn in missing_slots(
+            spec.questions,
+            skill=assignment.dialogue.skill.key,
+            turn_ids=[t.pk for t in turns],
+            answers=answers,
+        )
+    ]
+
+
+def missing_slots(
+    questions: Sequence[Question],
+    *,
+    skill: str,
+    turn_ids: Sequence[int],
+    answers: dict[tuple[str, int | None], Any],
+) -> list[tuple[str, int | None]]:
+    """The (question key, model Turn pk or None) slots still unanswered among `questions`, for
+    a dialogue of `skill` whose model turns are `turn_ids` (in order), given `answers` keyed
+    the same way. Free-text questions are optional; a failed gate rules out the questions of
+    its scope; a turn-level question is asked up to its `max_turns`."""
+    asked = [q for q in questions if q.applies_to(skill) and q.type != "text"]
     failed: set[int | None] = set()
     for gate in (q for q in asked if q.gate):
-        for turn in _question_turns(gate, turns):
+        for turn in _question_turns(gate, turn_ids):
             value = answers.get((gate.key, turn))
             if value is not None and gate.score(value) == 0.0:
                 failed.add(turn)
-    missing = []
+    missing: list[tuple[str, int | None]] = []
     for question in asked:
-        for position, turn in enumerate(_question_turns(question, turns)):
+        for turn in _question_turns(question, turn_ids):
             if not question.gate and (None in failed or (turn is not None and turn in failed)):
                 continue
             if (question.key, turn) not in answers:
-                missing.append(
-                    question.key if turn is None else f"{question.key} (turn {position + 1})"
-                )
+                missing.append((question.key, turn))
     return missing
 
 
-def _question_turns(question: Question, turns: Sequence[Any]) -> list[int | None]:
+def _question_turns(question: Question, turn_ids: Sequence[int]) -> list[int | None]:
     if question.level == "dialogue":
         return [None]
-    limit = len(turns) if question.max_turns is None else min(len(turns), question.max_turns)
-    return [t.pk for t in turns[:limit]]
+    limit = len(turn_ids) if question.max_turns is None else min(len(turn_ids), question.max_turns)
+    return list(turn_ids[:limit])
 
 
 def unanswered_count_as_zero(assignment: Assignment) -> bool:

@@ -14,6 +14,7 @@ from annotation.selectors.rating import question_views
 from annotation.services import live as services
 from annotation.services.ratings import answer_error_text
 from chat.models import Dialogue, Turn
+from chat.selectors.collection import backend_alias, chat_state
 from core.access import Role, role_required
 
 
@@ -58,6 +59,15 @@ def live_turn_rating(request: HttpRequest, turn_id: int) -> HttpResponse:
         "error": error,
         "saved": saved,
     }
+    if request.method == "POST":
+        # The chat's status bar follows (out of band): answering the last reply's questions
+        # unlocks the composer, and 「完成」 shows how many answers are still missing.
+        context.update(
+            chat_status=True,
+            state=chat_state(dialogue=turn.dialogue),
+            alias=backend_alias(dialogue=turn.dialogue),
+            dialogue_id=turn.dialogue_id,
+        )
     return render(request, "annotation/live_turn_form.html", context, status=status)
 
 

@@ -53,6 +53,11 @@ class ChatState:
     finish_hint: str = field(default="")
     # Seed 001: the tester ends a multi-turn test early when the conversation cannot go on.
     can_end_early: bool = False
+    # Seed 001's multi-turn protocol rates each reply before the chat goes on: the questions
+    # still unanswered on the last reply (the composer stays locked until it is 0) and on all
+    # replies (「完成」 waits for 0; 「无法继续」 does not, the unanswered ones then score 0).
+    reply_answers_missing: int = 0
+    answers_missing: int = 0
 
     @property
     def turn_number(self) -> int:
@@ -230,14 +235,41 @@ def grounding_item_ids(*, skill: str, grounding: dict[str, Any]) -> list[str]:
 TURN_LIMIT_SOURCES: list[Callable[[Campaign], int | None]] = []
 
 
+@dataclass(frozen=True)
+class AnswersOwed:
+    """Questions the worker has not answered yet on the replies rated while chatting."""
+
+    last_reply: int  # on the latest reply
+    total: int  # on every reply so far
+
+
+# Likewise annotation registers what a rate-while-chatting worker still owes (seed 001: each
+# reply is rated before the chat goes on); a source answers None for other campaigns.
+ANSWERS_OWED_SOURCES: list[Callable[[Dialogue, list[Turn]], AnswersOwed | None]] = []
+
+
+def registered_turn_limit(campaign: Campaign) -> int | None:
+    """The lowest turn limit a registered source sets for the campaign (None: none does).
+    The campaign may be unsaved (a campaign being created is checked against it)."""
+    limits = [limit for source in TURN_LIMIT_SOURCES if (limit := source(campaign)) is not None]
+    return min(limits) if limits else None
+
+
 def turn_limit(campaign: Campaign) -> int:
     """The campaign's `max_turns`, lowered to any limit a registered source sets."""
-    limits = [campaign.max_turns]
-    for source in TURN_LIMIT_SOURCES:
-        limit = source(campaign)
-        if limit is not None:
-            limits.append(limit)
-    return min(limits)
+    limit = registered_turn_limit(campaign)
+    return campaign.max_turns if limit is None else min(campaign.max_turns, limit)
+
+
+def answers_owed(*, dialogue: Dialogue, turns: list[Turn]) -> AnswersOwed:
+    """What the worker still has to answer on the replies so far (nothing outside a
+    rate-while-chatting campaign)."""
+    last = total = 0
+    for source in ANSWERS_OWED_SOURCES:
+        owed = source(dialogue, turns)
+        if owed is not None:
+            last, total = last + owed.last_reply, total + owed.total
+    return AnswersOwed(last_reply=last, total=total)
 
 
 def chat_state(*, dialogue: Dialogue, turns: list[Turn] | None = None) -> ChatState:
@@ -245,7 +277,9 @@ def chat_state(*, dialogue: Dialogue, turns: list[Turn] | None = None) -> ChatSt
 
     Finish needs at least `min_turns` turns, no reply still awaited, and either every grounding
     item ticked or `max_turns` reached. With no grounding (chit-chat) "every item ticked" holds
-    trivially, so `min_turns` alone decides.
+    trivially, so `min_turns` alone decides. When the campaign rates while chatting (seed 001's
+    multi-turn protocol), sending also waits until the last reply's questions are answered and
+    finishing until every reply's are (`answers_owed`).
     """
     campaign = dialogue.campaign
     max_turns = turn_limit(campaign)
@@ -258,7 +292,8 @@ def chat_state(*, dialogue: Dialogue, turns: list[Turn] | None = None) -> ChatSt
     ticked = len(set(ids) & set(dialogue.grounding_used or []))
     open_ = dialogue.status == Dialogue.Status.IN_PROGRESS
     rule_met = ticked == len(ids) or turns_done >= max_turns
-    can_finish = open_ and not awaiting and turns_done >= min_turns and rule_met
+    owed = answers_owed(dialogue=dialogue, turns=turns) if open_ else AnswersOwed(0, 0)
+    can_finish = open_ and not awaiting and turns_done >= min_turns and rule_met and not owed.total
     state = ChatState(
         status=dialogue.status,
         turns_done=turns_done,
@@ -267,9 +302,11 @@ def chat_state(*, dialogue: Dialogue, turns: list[Turn] | None = None) -> ChatSt
         awaiting_reply=awaiting,
         items_total=len(ids),
         items_ticked=ticked,
-        can_send=open_ and not awaiting and turns_done < max_turns,
+        can_send=open_ and not awaiting and turns_done < max_turns and not owed.last_reply,
         can_finish=can_finish,
         can_end_early=open_ and not awaiting and turns_done >= 1 and campaign.rate_while_chatting,
+        reply_answers_missing=owed.last_reply,
+        answers_missing=owed.total,
     )
     return with_finish_hint(state)
 
@@ -281,6 +318,10 @@ def with_finish_hint(state: ChatState) -> ChatState:
     if state.status == Dialogue.Status.IN_PROGRESS and not state.can_finish:
         if state.awaiting_reply:
             hint = _("请等待模型回复。")
+        elif state.answers_missing:
+            hint = _("还有 %(n)d 个评分问题没有回答：答完才能继续聊天或完成。") % {
+                "n": state.answers_missing
+            }
         elif state.turns_done < state.min_turns:
             hint = _("至少需要 %(n)d 轮对话。") % {"n": state.min_turns}
         else:

@@ -8,6 +8,7 @@ the messages onto their own fields.
 
 from __future__ import annotations
 
+import copy
 import string
 import uuid
 from collections.abc import Mapping, Sequence
@@ -32,6 +33,7 @@ from chat.models import (
     Skill,
     default_acceptability,
 )
+from chat.selectors.collection import registered_turn_limit
 from chat.services import openings
 from chat.services.scenario_assignment import WorkerStatus, worker_status
 from core.errors import ServiceError
@@ -322,7 +324,8 @@ def _check_openings(
         return None
 
 
-def _check_turns(max_turns: Any, min_turns: Any, errors: _Errors) -> None:
+def _check_turns(max_turns: Any, min_turns: Any, errors: _Errors, *, campaign: Campaign) -> None:
+    """`campaign` carries the settings being saved (unsaved when being created)."""
     if "max_turns" in errors.by_field or "min_turns" in errors.by_field:
         return
     if min_turns > max_turns:
@@ -331,6 +334,29 @@ def _check_turns(max_turns: Any, min_turns: Any, errors: _Errors) -> None:
             _("最少轮数（%(min)d）不能大于最多轮数（%(max)d）。")
             % {"min": min_turns, "max": max_turns},
         )
+    problem = _rubric_turns_problem(campaign, max_turns)
+    if problem:
+        errors.add("max_turns", problem)
+
+
+def _rubric_turns_problem(campaign: Campaign, max_turns: int) -> str:
+    """Why `max_turns` is too few for the rubric rated while chatting (decision 51).
+
+    Seed 001's multi-turn score divides by a fixed number of turns, the rubric's `max_turns`
+    (5: "20 × 2 × 4 × 5 × 5 = 4000"); a campaign that allowed fewer would cap every system below
+    100 (max 3 of 5 turns: at most 60). Such a limit is refused rather than the denominator
+    rescaled, so a score always means the rubric's protocol; to run shorter tests, rate with a
+    copy of the rubric whose `max_turns` is lower.
+    """
+    if not campaign.rate_while_chatting:
+        return ""
+    required = registered_turn_limit(campaign)
+    if required is None or max_turns >= required:
+        return ""
+    return _(
+        "边聊边评按量表给 %(n)d 轮回复打分，满分也按 %(n)d 轮计算："
+        "最多轮数（%(max)d）不能少于 %(n)d（想聊得更短，请用 max_turns 更小的量表）。"
+    ) % {"n": required, "max": max_turns}
 
 
 def _resolve_skills(skills: Sequence[str], errors: _Errors) -> list[Skill]:
@@ -450,6 +476,9 @@ def campaign_readiness_problems(campaign: Campaign) -> list[str]:
     skills = list(campaign.skills.all())
     if not skills:
         problems.append(_("请至少选择一个技能。"))
+    turns_problem = _rubric_turns_problem(campaign, campaign.max_turns)
+    if turns_problem:
+        problems.append(turns_problem)
     if campaign.mode == Campaign.Mode.INTERACTIVE:
         datasets = list(campaign.datasets.all())
         if not datasets:
@@ -466,6 +495,14 @@ def campaign_readiness_problems(campaign: Campaign) -> list[str]:
                         _("技能「%(skill)s」在所选数据集中没有场景。") % {"skill": skill.key}
                     )
     return problems
+
+
+def _with_options(campaign: Campaign, cleaned: dict[str, Any]) -> Campaign:
+    """A copy of the campaign with the rate-while-chatting setting being saved (not saved)."""
+    changed = copy.copy(campaign)
+    if cleaned.get("rate_while_chatting") is not None:
+        changed.rate_while_chatting = cleaned["rate_while_chatting"] is True
+    return changed
 
 
 def _check_can_activate(campaign: Campaign) -> None:
@@ -503,7 +540,12 @@ def campaign_create(
     cleaned = _check_options(options, skill_keys={s.key for s in skill_rows}, errors=errors)
     language = cleaned.get("interface_language", "")
     alias_list = _check_aliases(backends, aliases, errors, language)
-    _check_turns(cleaned.get("max_turns", 10), cleaned.get("min_turns", 1), errors)
+    _check_turns(
+        cleaned.get("max_turns", 10),
+        cleaned.get("min_turns", 1),
+        errors,
+        campaign=Campaign(rate_while_chatting=cleaned.get("rate_while_chatting") is True),
+    )
     drawn = _check_openings(
         campaign=None, mode=mode, mode_changed=False, cleaned=cleaned, errors=errors
     )
@@ -579,6 +621,7 @@ def campaign_update(
         cleaned.get("max_turns", campaign.max_turns),
         cleaned.get("min_turns", campaign.min_turns),
         errors,
+        campaign=_with_options(campaign, cleaned),
     )
     drawn = _check_openings(
         campaign=campaign,

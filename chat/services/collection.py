@@ -132,6 +132,12 @@ def worker_turn_post(
         state = chat_state(dialogue=locked, turns=turns)
         if state.awaiting_reply:
             raise CollectionError(_("请等模型回复后再发送。"))
+        if state.reply_answers_missing:
+            # Seed 001's multi-turn protocol: each reply is rated before the chat goes on.
+            raise CollectionError(
+                _("请先回答上一条回复下的 %(n)d 个评分问题，再继续聊天。")
+                % {"n": state.reply_answers_missing}
+            )
         if not state.can_send:
             raise CollectionError(_("已经聊满 %(n)d 轮，请点击「完成」。") % {"n": state.max_turns})
         violations = acceptability.utterance_check(

@@ -30,6 +30,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.translation import get_language, override
 from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 from django_htmx.middleware import HtmxDetails
@@ -184,8 +185,12 @@ async def _page_context(request: HtmxHttpRequest, dialogue: Dialogue) -> dict[st
 
 
 @require_GET
+@never_cache
 @_crowdworker_view()
 async def dialogue_page(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """The chat page. Never stored (`Cache-Control: no-store`): after 「完成」 the browser's
+    Back must fetch it again and show the dialogue submitted, not a stored copy with 「发送」
+    enabled (chat.js also reloads a copy restored from the back/forward cache)."""
     dialogue = await _worker_dialogue(request, pk)
     context = await _page_context(request, dialogue)
     return await _render(request, "chat/live_dialogue.html", context)

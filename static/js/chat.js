@@ -258,6 +258,13 @@
     if (panel && window.matchMedia("(max-width: 600px)").matches) panel.removeAttribute("open");
   }
 
+  // A page restored from the back/forward cache is the page as it was left: after 「完成」 it
+  // would show an open chat with 「发送」 enabled. Load it again from the server (the page is
+  // also sent with `Cache-Control: no-store`, so Back never shows a stored copy).
+  function reloadWhenRestored(event) {
+    if (event.persisted && document.getElementById("chat-status")) window.location.reload();
+  }
+
   function init() {
     foldSidePanelOnPhones();
     wireComposer();
@@ -266,6 +273,7 @@
     syncComposer();
     scrollToEnd();
     document.addEventListener("htmx:afterSettle", syncComposer);
+    window.addEventListener("pageshow", reloadWhenRestored);
     if (window.htmx) {
       window.htmx.onLoad(function (element) {
         startPendingStreams(element);

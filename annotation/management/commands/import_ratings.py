@@ -43,3 +43,10 @@ class Command(BaseCommand):
                 f"{result.raters} raters into job '{result.job.name}'{created}."
             )
         )
+        if result.incomplete:
+            self.stdout.write(
+                self.style.WARNING(
+                    f"{result.incomplete} rated dialogue(s) miss answers: each missing answer "
+                    "scores 0 under the rubric's fixed full score (counted as incomplete)."
+                )
+            )

@@ -33,9 +33,16 @@ def test_a_rate_while_chatting_campaign_is_locked_at_the_rubrics_five_turns():
     worker = make_user("w-lock", Role.CROWDWORKER)
     campaign = CampaignFactory(rate_while_chatting=True, max_turns=10, min_turns=1)
     assert live_turn_limit(campaign) == 5
-    state = chat_state(dialogue=_chat(campaign, worker, 5))
+    state = chat_state(dialogue=_rated(_chat(campaign, worker, 5), worker))
     assert (state.max_turns, state.can_send, state.can_finish) == (5, False, True)
-    assert chat_state(dialogue=_chat(campaign, worker, 4)).can_send
+    assert chat_state(dialogue=_rated(_chat(campaign, worker, 4), worker)).can_send
+
+
+def _rated(dialogue: Dialogue, worker) -> Dialogue:
+    """Every reply answered (seed 001: the chat goes on once the last reply is rated)."""
+    for turn in model_turns(dialogue):
+        live_rating_save(turn=turn, user=worker, answers=dict.fromkeys(MULTI_KEYS, 1))
+    return dialogue
 
 
 def test_without_live_rating_the_campaigns_own_limit_holds():

@@ -36,10 +36,13 @@ def dialogue_with_turns(
     skill_key: str = "knowledge",
     model_turns: int = 1,
     external_id: str = "",
+    worker: User | None = None,
 ) -> Dialogue:
-    """A dialogue alternating user and model turns, with `model_turns` model replies."""
+    """A dialogue alternating user and model turns, with `model_turns` model replies
+    (`worker`: who chatted, the one rater of a live chat)."""
     dialogue = Dialogue.objects.create(
         campaign=campaign,
+        worker=worker,
         backend=backend or BackendFactory(),
         skill=skill(skill_key),
         language="zh",

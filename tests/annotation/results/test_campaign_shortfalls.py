@@ -10,6 +10,7 @@ from annotation.models import Assignment
 from annotation.selectors.human_scores import campaign_rater_shortfalls
 from tests.annotation.results.factories import (
     dialogue_with_turns,
+    expert,
     job_for,
     multi,
     rate,
@@ -36,8 +37,10 @@ def campaign():
     live = job_for("yesno-multi-turn", campaign=campaign, name="多轮现场")
     live.is_live = True
     live.save(update_fields=["is_live"])
-    rate(live, dialogue_with_turns(campaign, BackendFactory(name="ChatBot"), model_turns=1),
-         "tester", multi([8]))  # fmt: skip
+    chat = dialogue_with_turns(
+        campaign, BackendFactory(name="ChatBot"), model_turns=1, worker=expert("tester")
+    )
+    rate(live, chat, "tester", multi([8]))
     job_for("likert", campaign=campaign, name="李克特")
     return campaign
 

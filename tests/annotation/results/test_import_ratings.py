@@ -9,7 +9,11 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
 from annotation.models import Assignment, Rating, RatingJob
-from annotation.selectors.human_scores import human_scores
+from annotation.selectors.human_scores import (
+    human_scores,
+    job_scores,
+    normalised_system_scores,
+)
 from annotation.services.rating_import import RatingImportError, ratings_import
 from core.access import Role, has_role
 from tests.annotation.results.factories import dialogue_with_turns, model_turn
@@ -84,6 +88,41 @@ def test_turn_level_ratings_land_on_the_model_turns(campaign):
     dialogue = campaign.dialogues.get(external_id="d1")
     second = Rating.objects.get(question="relevance_previous", turn=model_turn(dialogue, 1))
     assert second.value == 1.0
+
+
+MULTI_TURN_KEYS = [
+    "relevance_topic", "relevance_previous", "relevance_context", "relevance_logic",
+    "divergence_new", "divergence_deepen", "divergence_invite", "divergence_continue",
+]  # fmt: skip
+
+
+def test_a_multi_turn_sheet_with_a_missing_answer_imports_and_scores_it_0(campaign):
+    """Seed 001's multi-turn score has a fixed denominator (2 × 4 indicators × 5 turns per
+    chat): an answer the sheet lacks earns 0 and the chat counts as incomplete."""
+    lines = ["dialogue_id,rater,question,value,turn"]
+    lines += [f"d1,carol,{k},1,0" for k in MULTI_TURN_KEYS]
+    lines += [f"d1,carol,{k},1,1" for k in MULTI_TURN_KEYS[:7]]  # 7 of 8 on the second reply
+    result = run("\n".join(lines) + "\n", rubric="yesno-multi-turn")
+    assert (result.ratings, result.incomplete) == (15, 1)
+    assert Rating.objects.filter(assignment__job=result.job).count() == 15
+    scores = job_scores(job=result.job)
+    (unit,) = scores.unit_scores
+    assert (unit.points, unit.max_points, unit.n_unanswered) == (15.0, 40.0, 1)
+    assert scores.completeness()["n_incomplete_units"] == 1
+    (pooled,) = [s for s in normalised_system_scores(job=result.job) if s.skill is None]
+    assert pooled.score == pytest.approx(37.5)
+
+
+def test_the_command_warns_about_dialogues_with_missing_answers(campaign, tmp_path):
+    path = tmp_path / "multi.csv"
+    rows = [f"d1,dave,{k},0,0" for k in MULTI_TURN_KEYS[:7]]
+    path.write_text("dialogue_id,rater,question,value,turn\n" + "\n".join(rows) + "\n")
+    out = io.StringIO()
+    call_command(
+        "import_ratings", str(path), campaign="已评对话", rubric="yesno-multi-turn", stdout=out
+    )
+    assert "1 rated dialogue(s) miss answers" in out.getvalue()
+    assert Rating.objects.filter(assignment__rater__username="dave").count() == 7
 
 
 @pytest.mark.parametrize(

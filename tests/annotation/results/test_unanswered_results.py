@@ -15,6 +15,7 @@ from chat.models import Dialogue
 from tests.annotation.results.factories import (
     MULTI_KEYS,
     dialogue_with_turns,
+    expert,
     job_for,
     multi,
     rate,
@@ -34,9 +35,9 @@ def live_job():
     job.is_live = True
     job.save(update_fields=["is_live"])
     bot = BackendFactory(name="ChatBot")
-    done_a = dialogue_with_turns(job.campaign, bot, model_turns=2)
-    done_b = dialogue_with_turns(job.campaign, bot, model_turns=3)
-    chatting = dialogue_with_turns(job.campaign, bot, model_turns=1)
+    done_a = dialogue_with_turns(job.campaign, bot, model_turns=2, worker=expert("A"))
+    done_b = dialogue_with_turns(job.campaign, bot, model_turns=3, worker=expert("B"))
+    chatting = dialogue_with_turns(job.campaign, bot, model_turns=1, worker=expert("C"))
     Dialogue.objects.filter(pk__in=[done_b.pk, chatting.pk]).update(
         status=Dialogue.Status.SUBMITTED
     )

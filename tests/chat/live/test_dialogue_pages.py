@@ -403,3 +403,13 @@ def test_the_invite_link_lands_in_the_chat_and_hides_the_internal_username(make_
     worker = dialogue.worker
     assert worker.get_username() not in page
     assert '<span class="role role-crowdworker">众包工作者</span>' in page
+
+
+def test_the_chat_page_is_never_stored_so_back_after_finish_fetches_it_again(make_chat):
+    """A stored copy would come back on the browser's Back after 「完成」 looking open."""
+    chat = make_chat()
+    page = _client(chat.worker).get(reverse("chat:live-dialogue", args=[chat.dialogue.pk]))
+    assert page.status_code == 200
+    assert "no-store" in page["Cache-Control"]
+    chat.dialogue.refresh_from_db()
+    assert chat.dialogue.status == Dialogue.Status.IN_PROGRESS
