@@ -192,8 +192,9 @@ def default_acceptability() -> dict:
     - `reject_all_caps`: refuse Latin text written in capitals only (from 6 letters on);
     - `reject_repeats` / `repeat_similarity`: refuse a copy of an earlier turn of the dialogue,
       exact after normalisation or at least this similar (0–1, difflib ratio);
-    - `reject_grounding_copy` / `grounding_copy_chars`: refuse a knowledge triple, profile or
-      persona line pasted verbatim, or any run of this many characters copied from the grounding;
+    - `reject_grounding_copy` / `grounding_copy_chars`: refuse a run of this many consecutive
+      characters copied from one grounding item (the one threshold; 0 turns the check off);
+      entity names (triple subjects and objects that are names, topic-path entries) never count;
     - `safety_words`: words that may not appear (case-insensitive, NFKC-normalised);
     - `flag_threshold`: refused utterances after which the worker is flagged (0 = never).
     """

@@ -69,6 +69,8 @@ MIDDLEWARE = [
     "core.middleware.AsyncWhiteNoiseMiddleware",  # WhiteNoise, without leaving the loop
     "core.loop_middleware.SessionMiddleware",
     "core.loop_middleware.LocaleMiddleware",
+    # Before anything that reads the form: a large body is parsed off the event loop.
+    "core.loop_middleware.ParseBodyOffTheLoop",
     # After LocaleMiddleware (its refusal reads in the user's language), before anything that
     # puts the path or the form into a query (a campaign's language).
     "core.middleware.RejectUnstorableInput",

@@ -10,13 +10,22 @@ can run on the loop. The two that can reach the database are sent to a thread on
 will: `SessionMiddleware` when the session must be saved, `MessageMiddleware` when messages
 were added or shown (storing them may load the session). Under WSGI (the tests' client,
 `manage.py runserver`) they behave exactly as Django's.
+
+A request's form body is the exception: the first hook that reads `request.POST` parses it
+where it runs, and a dataset upload (up to 200 MB) parsed on the loop stalled every stream of
+the process for as long as the parse took (about 1 s for 190 MB; issue 23 item 3).
+`ParseBodyOffTheLoop`, placed before any middleware that reads the form, parses a body larger
+than `LOOP_BODY_MAX_BYTES` on the request's thread first; small forms (a chat message, a login)
+stay on the loop. `tests/core/test_loop_middleware_tripwire.py` keeps a hash of every Django
+hook these classes replace, per Django version: an upgrade that changes one fails it until the
+override here is checked against the new code.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from asgiref.sync import iscoroutinefunction, sync_to_async
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from csp.middleware import CSPMiddleware as CSPMiddlewareBase
 from django.conf import settings
 from django.contrib.auth.middleware import AuthenticationMiddleware as AuthenticationBase
@@ -29,6 +38,54 @@ from django.middleware.common import CommonMiddleware as CommonBase
 from django.middleware.csrf import CsrfViewMiddleware as CsrfViewBase
 from django.middleware.locale import LocaleMiddleware as LocaleBase
 from django.middleware.security import SecurityMiddleware as SecurityBase
+
+# A form body up to this size is parsed on the loop (well under a millisecond); a larger one,
+# or one of unknown length, on the request's thread.
+LOOP_BODY_MAX_BYTES = 64 * 1024
+_FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
+
+
+def body_parse_needs_thread(request: HttpRequest) -> bool:
+    """Whether reading `request.POST` would parse a large form body now."""
+    if request.method != "POST" or request.content_type not in _FORM_TYPES:
+        return False
+    if hasattr(request, "_post"):
+        return False  # already parsed
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or "")
+    except ValueError:
+        return True
+    return length > LOOP_BODY_MAX_BYTES
+
+
+class ParseBodyOffTheLoop:
+    """Parse a large form body on the request's thread before the hooks that read it on the
+    loop (`RejectUnstorableInput`, the CSRF check). Parse errors are raised where Django raises
+    them, from the first read of `request.POST` (here), and answered as Django answers them."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+        self.is_async = iscoroutinefunction(get_response)
+        if self.is_async:
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.is_async:
+            return self.__acall__(request)
+        return self.get_response(request)  # under WSGI the request has a thread of its own
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
+        if body_parse_needs_thread(request):
+            await sync_to_async(_parse_form, thread_sensitive=True)(request)
+        response: HttpResponseBase = await self.get_response(request)
+        return response
+
+
+def _parse_form(request: HttpRequest) -> None:
+    request.POST  # noqa: B018  # parses the body (and FILES) once; later reads get the result
 
 
 class OnTheLoop:

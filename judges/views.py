@@ -190,6 +190,16 @@ def judge_run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     dialogue_id_int = int(dialogue_id) if dialogue_id and dialogue_id.isdigit() else None
     answers = selectors.run_answers(run=run, status=status_filter, dialogue_id=dialogue_id_int)
     page = Paginator(answers, 25).get_page(request.GET.get("page"))
+    # The answer list polls with the page's own filters while the run works (issue 22 item 15).
+    answers_query = request.GET.copy()
+    answers_query["part"] = "answers"
+    answers_url = f"{request.path}?{answers_query.urlencode()}"
+    if request.htmx and request.GET.get("part") == "answers":
+        return render(
+            request,
+            "judges/judge_run_detail.html#answers",
+            {"run": run, "busy": busy, "page": page, "answers_url": answers_url},
+        )
     counts = selectors.run_status_counts(run=run)
     dialogue = None
     if dialogue_id_int:
@@ -208,6 +218,7 @@ def judge_run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "dialogue": dialogue,
         "turns": list(dialogue.turns.order_by("index")) if dialogue else [],
         "jobs": selectors.matching_jobs(run=run),
+        "answers_url": answers_url,
     }
     return render(request, "judges/judge_run_detail.html", context)
 

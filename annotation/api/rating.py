@@ -33,6 +33,7 @@ def _refused_answer(exc: AnswerError) -> ServiceError:
 class JobOutput(serializers.ModelSerializer):
     campaign = serializers.SlugRelatedField(slug_field="name", read_only=True)
     rubric = serializers.SerializerMethodField()
+    sample_pairing = serializers.SerializerMethodField()
 
     class Meta:
         model = RatingJob
@@ -50,11 +51,24 @@ class JobOutput(serializers.ModelSerializer):
             "sample_size",
             "sample_seed",
             "sample",
+            "sample_pairing",
             "created_at",
         ]
 
     def get_rubric(self, job: RatingJob) -> dict:
         return {"id": job.rubric_id, "key": job.rubric.key, "version": job.rubric.version}
+
+    def get_sample_pairing(self, job: RatingJob) -> dict | None:
+        """Dialogues drawn per system and what could not be paired by scenario (null before
+        the draw or without sampling)."""
+        pairing = selectors.sample_pairing(job)
+        if pairing is None:
+            return None
+        return {
+            "per_system": pairing.per_system,
+            "unpaired_scenarios": pairing.unpaired_scenarios,
+            "short_systems": pairing.short_systems,
+        }
 
 
 class JobListCreateApi(generics.ListAPIView):

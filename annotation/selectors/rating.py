@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -62,27 +62,86 @@ def draw_sample(
 ) -> list[int]:
     """Seed 001's sampling after generation: `size` dialogues per system, reproducibly.
 
-    `candidates` are (dialogue pk, system name, scenario pk or None). When every candidate has a
-    scenario (a dataset sample: a static run's prompt), `size` scenarios are drawn once and
-    every system keeps its dialogues on them, so systems are compared on the same prompts (the
-    seed samples 500 of its 1500 prompts' answers). Otherwise each system's dialogues are
-    drawn on their own, systems in name order. Draws are `random.Random(seed).sample` over
-    positions in pk order, so the same dialogues, size and seed give the same sample.
+    `candidates` are (dialogue pk, system name, scenario pk or None). The size counts dialogues
+    per system (docs/rubrics.md), also when a scenario was collected several times per system
+    (an interactive campaign's quota): drawing N *scenarios* and keeping all their dialogues
+    would rate a multiple of N. Systems are paired by scenario where they can be: scenarios are
+    put in one order shared by every system (those more systems have first, ties in a seeded
+    random order) and each system takes one of its dialogues on each scenario in that order, so
+    systems that share N scenarios are rated on the same N (the seed samples 500 of its 1500
+    prompts' answers). A system lacking one of them takes its next scenario instead, then its
+    dialogues without a scenario, then a second dialogue on a scenario, until it has N; what
+    ended up unpaired is reported by `sample_pairing`. Without any scenario each system's
+    dialogues are drawn on their own. Systems are visited in name order and every draw is
+    `random.Random(seed)` over pk order, so the same dialogues, size and seed give the same
+    sample.
     """
     rows = sorted(candidates)
     rng = random.Random(seed)
-    if rows and all(scenario is not None for _, _, scenario in rows):
-        scenarios = sorted({scenario for _, _, scenario in rows})  # type: ignore[type-var]  # None ruled out by all() above
-        chosen = set(rng.sample(scenarios, size) if size < len(scenarios) else scenarios)
-        return [pk for pk, _, scenario in rows if scenario in chosen]
-    by_system: dict[str, list[int]] = defaultdict(list)
-    for pk, system, _ in rows:
-        by_system[system].append(pk)
-    picked: list[int] = []
+    by_system: dict[str, list[tuple[int, int | None]]] = defaultdict(list)
+    for pk, system, scenario in rows:
+        by_system[system].append((pk, scenario))
+    if all(scenario is None for _, _, scenario in rows):
+        picked: list[int] = []
+        for system in sorted(by_system):
+            pks = [pk for pk, _ in by_system[system]]
+            picked += pks if size >= len(pks) else sorted(rng.sample(pks, size))
+        return sorted(picked)
+    scenarios = sorted({scenario for _, _, scenario in rows if scenario is not None})
+    position = {scenario: i for i, scenario in enumerate(rng.sample(scenarios, len(scenarios)))}
+    coverage = Counter(
+        scenario
+        for dialogues in by_system.values()
+        for scenario in {s for _, s in dialogues if s is not None}
+    )
+    order = sorted(scenarios, key=lambda s: (-coverage[s], position[s]))
+    picked = []
     for system in sorted(by_system):
-        pks = by_system[system]
-        picked += pks if size >= len(pks) else sorted(rng.sample(pks, size))
+        on_scenario: dict[int, list[int]] = defaultdict(list)
+        loose: list[int] = []
+        for pk, scenario in by_system[system]:
+            (loose if scenario is None else on_scenario[scenario]).append(pk)
+        queues = [
+            rng.sample(on_scenario[s], len(on_scenario[s])) for s in order if s in on_scenario
+        ]
+        preference = [queue[0] for queue in queues] + rng.sample(loose, len(loose))
+        depth = max(len(queue) for queue in queues) if queues else 0
+        preference += [queue[i] for i in range(1, depth) for queue in queues if i < len(queue)]
+        picked += preference[:size]
     return sorted(picked)
+
+
+@dataclass(frozen=True)
+class SamplePairing:
+    """How a job's drawn sample came out: dialogues per system, and the scenarios that not every
+    system is rated on (a system that lacks a drawn scenario takes another, docs/rubrics.md)."""
+
+    per_system: dict[str, int]
+    unpaired_scenarios: int
+    short_systems: list[str]  # systems with fewer dialogues than the sample size (all they had)
+
+    @property
+    def paired(self) -> bool:
+        return not self.unpaired_scenarios and not self.short_systems
+
+
+def sample_pairing(job: RatingJob) -> SamplePairing | None:
+    """The pairing report of a sampling job's drawn sample (None before it is drawn)."""
+    if job.sample_size is None or not job.sample:
+        return None
+    rows = list(
+        Dialogue.objects.filter(pk__in=job.sample).values_list("backend__name", "scenario_id")
+    )
+    per_system = Counter(system for system, _ in rows)
+    systems_on: dict[int, set[str]] = defaultdict(set)
+    for system, scenario in rows:
+        if scenario is not None:
+            systems_on[scenario].add(system)
+    return SamplePairing(
+        per_system=dict(sorted(per_system.items())),
+        unpaired_scenarios=sum(len(s) < len(per_system) for s in systems_on.values()),
+        short_systems=sorted(s for s, n in per_system.items() if n < job.sample_size),
+    )
 
 
 def model_turns(dialogue: Dialogue) -> list[Turn]:

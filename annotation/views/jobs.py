@@ -95,6 +95,7 @@ def _detail_context(
     return {
         "job": job,
         "progress": progress,
+        "sample_pairing": selectors.sample_pairing(job),
         "rows": rows,
         "review": review_status_counts(
             campaign_id=job.campaign_id, static_run_id=job.static_run_id

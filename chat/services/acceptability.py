@@ -26,9 +26,9 @@ ALL_CAPS_MIN_LETTERS = 6
 # Near-copies are only judged on utterances of this many normalised characters: repeating a
 # short "好的" or "yes" is ordinary conversation.
 REPEAT_MIN_CHARS = 4
-# A grounding item (a joined triple, a profile or persona line) counts as pasted verbatim only
-# from this many normalised characters on, so that a short entity name can be said freely.
-GROUNDING_ITEM_MIN_CHARS = 6
+# Punctuation that makes a knowledge triple's object a sentence (a description, a comment)
+# rather than a name: a name is said, a sentence may be copied.
+SENTENCE_PUNCTUATION = frozenset("。！？；，,!?;")
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,33 @@ def _topics(grounding: dict[str, Any]) -> set[str]:
     return topics
 
 
+def _is_name(raw: str) -> bool:
+    """A triple part that names something (a film, a book, a place, an award) rather than
+    describing it: no sentence punctuation, and no English sentence's full stop."""
+    text = raw.strip()
+    return not (
+        any(ch in SENTENCE_PUNCTUATION for ch in text) or ". " in text or text.endswith(".")
+    )
+
+
+def _entities(grounding: dict[str, Any]) -> list[str]:
+    """Normalised entity names of the grounding, longest first: the topics (`_topics`) and
+    every knowledge triple's subject and object that reads as a name (`_is_name`). Workers are
+    asked to talk about them, so naming one is never copying (issue 22 item 12)."""
+    knowledge = grounding.get("knowledge")
+    triples = (
+        [t for t in knowledge if isinstance(t, list | tuple)] if isinstance(knowledge, list) else []
+    )
+    names = set(_topics(grounding))
+    for triple in triples:
+        parts = list(_strings(triple))
+        for raw in parts[:1] + parts[2:]:
+            if _is_name(raw):
+                names.add(normalise(raw))
+    names.discard("")
+    return sorted(names, key=len, reverse=True)
+
+
 def _grounding_items(grounding: dict[str, Any]) -> list[str]:
     """Normalised grounding items: each triple joined, each profile/persona/goal line, strings
     (the topic names excepted, see `_topics`)."""
@@ -105,12 +132,16 @@ def _grounding_items(grounding: dict[str, Any]) -> list[str]:
 
 
 def _copies_grounding(text: str, grounding: dict[str, Any], min_chars: int) -> bool:
-    items = _grounding_items(grounding)
-    if any(len(item) >= GROUNDING_ITEM_MIN_CHARS and item in text for item in items):
-        return True
+    """Copying is `min_chars` consecutive characters shared with one grounding item: the one
+    threshold the campaign form shows (「照抄判定的连续字数」, 20 by default; 0 turns it off).
+    Entity names are taken out of the utterance first (each replaced by a character that no
+    normalised item contains), so naming a book or a place, however long its name, never
+    counts, and a run is only what the worker copied around them."""
     if min_chars <= 0:
         return False
-    for item in items:
+    for name in _entities(grounding):
+        text = text.replace(name, "\x00")
+    for item in _grounding_items(grounding):
         if len(item) < min_chars:
             continue
         match = SequenceMatcher(None, text, item, autojunk=False).find_longest_match()

@@ -58,12 +58,17 @@ class WorkerStatus:
     rejected: list[Dialogue] = field(default_factory=list)  # returned, awaiting re-collection
     flagged: bool = False
     finished: bool = False  # done, nothing more to do: show the completion code
+    code_given: bool = False  # the completion code was shown once (`Participant.finished_at`)
 
     @property
     def earned(self) -> bool:
         """The worker may stop now and get the completion code: at least one dialogue
-        submitted, none returned for re-collection, not flagged. More work may remain."""
-        return self.done > 0 and not self.rejected and not self.flagged
+        submitted, none returned for re-collection, not flagged. More work may remain.
+
+        A code once shown stays (README, the completion page's promise): the worker has it
+        already, so a later rejection or flag cannot take it back, only ask for the
+        re-collection, which the home page still does."""
+        return self.code_given or (self.done > 0 and not self.rejected and not self.flagged)
 
 
 @dataclass(frozen=True)
@@ -369,6 +374,7 @@ def worker_status(*, participant: Participant, now: datetime | None = None) -> W
             current=current,
             rejected=rejected,
             flagged=True,
+            code_given=participant.finished_at is not None,
         )
     has_more = (
         current is not None
@@ -381,4 +387,5 @@ def worker_status(*, participant: Participant, now: datetime | None = None) -> W
         current=current,
         rejected=rejected,
         finished=done > 0 and not has_more and not rejected,
+        code_given=participant.finished_at is not None,
     )

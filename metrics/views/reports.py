@@ -91,7 +91,9 @@ def report_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if request.htmx:
         if not busy:
             return HttpResponseClientRefresh()  # finished: load the whole page with its tables
-        return render(request, "metrics/report_detail.html#progress", {"report": report})
+        return render(
+            request, "metrics/report_detail.html#progress", {"report": report, "oob": True}
+        )
     context: dict[str, object] = {"report": report, "busy": busy, "downloads": DOWNLOADS}
     study = selectors.report_study(report)
     if study is not None:

@@ -91,3 +91,47 @@ def test_under_asgi_the_csrf_check_runs_on_the_loop_and_is_still_enforced(settin
     refused, accepted = asyncio.run(flow())
     assert refused.status_code == 403
     assert accepted.status_code == 200 and accepted.content == b"accepted"
+
+
+def _record_parses(monkeypatch) -> list[dict]:
+    """Wrap Django's multipart parser: where each parse ran (a thread with a running event
+    loop is the loop) and how much it parsed."""
+    from django.http.multipartparser import MultiPartParser
+
+    parses: list[dict] = []
+    parse = MultiPartParser.parse
+
+    def recording(self):
+        try:
+            asyncio.get_running_loop()
+            on_loop = True
+        except RuntimeError:
+            on_loop = False
+        parses.append({"on_loop": on_loop, "bytes": self._content_length})
+        return parse(self)
+
+    monkeypatch.setattr(MultiPartParser, "parse", recording)
+    return parses
+
+
+def test_under_asgi_a_large_upload_is_parsed_off_the_loop_and_still_reaches_the_view(
+    settings, monkeypatch
+):
+    import io
+
+    settings.ROOT_URLCONF = "tests.core.csrf_urls"
+    parses = _record_parses(monkeypatch)
+    upload = io.BytesIO(b'{"context": ["hi"]}\n' * 20_000)  # 400 KB
+    upload.name = "big.jsonl"
+
+    async def flow():
+        client = AsyncClient()
+        large = await client.post("/files/", {"x": "1", "file": upload})
+        small = await client.post("/files/", {"x": "2"})
+        return large, small
+
+    large, small = asyncio.run(flow())
+    assert large.status_code == 200 and large.content == b"x=1 file=400000"
+    assert small.status_code == 200 and small.content == b"x=2 file=0"
+    assert [p["on_loop"] for p in parses] == [False, True]  # only the small form on the loop
+    assert parses[0]["bytes"] > 400_000

@@ -159,3 +159,28 @@ def test_the_api_creates_versions_previews_runs_and_lists_answers(researcher_cli
     assert scores["count"] > 0
     assert Judge.objects.get(pk=v2).key == Judge.objects.get(pk=pk).key
     assert services.judge_config(Judge.objects.get(pk=v2)).max_attempts == 1
+
+
+def test_the_answer_list_follows_a_run_live_and_stops_polling_when_it_ends(
+    researcher_client, server
+):
+    backend = judge_backend(server)
+    study = make_study(dialogues_per_cell=1)
+    judge = services.judge_create(name="实时裁判", backend=backend, rubric=rubric("msde"))
+    started = researcher_client.post(
+        reverse("judges:judge-run-start", args=[judge.pk]), {"campaign": study.campaign.pk}
+    )
+    assert started.status_code == 302
+    run = MetricRun.objects.get(judge_run__judge=judge)
+    url = reverse("judges:judge-run-detail", args=[run.pk])
+    page = researcher_client.get(url, {"status": ""}).text
+    assert 'id="answers"' in page and "还没有回答。" in page
+    assert f'hx-get="{url}?status=&amp;part=answers"' in page  # polls with the page's filters
+
+    run_all(run)
+    assert JudgeRun.objects.get(pk=run.pk).metric_run.status == "done"
+    answers = researcher_client.get(url, {"status": "", "part": "answers"}, HTTP_HX_REQUEST="true")
+    assert answers.status_code == 200
+    assert answers.text.lstrip().startswith('<div class="answers" id="answers"')
+    assert "还没有回答。" not in answers.text and "理由：回复相关且信息丰富。" in answers.text
+    assert "hx-get" not in answers.text  # the run ended: the list stops polling

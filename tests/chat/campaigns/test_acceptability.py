@@ -97,15 +97,61 @@ def test_the_send_refuses_a_copy_of_an_earlier_turn_of_its_dialogue():
     assert posted.turn.index == 2
 
 
-def test_pasting_a_knowledge_triple_or_a_long_piece_of_the_grounding_is_refused():
+def test_copying_twenty_consecutive_characters_of_the_grounding_is_refused():
     dialogue = _dialogue()
-    assert _codes(dialogue, "流浪地球 导演 郭帆") == ["grounding_copy"]
     assert _codes(dialogue, "你知道吗，太阳即将毁灭，人类带着地球逃离太阳系寻找新家园") == [
         "grounding_copy"
     ]
     # Saying the same facts in one's own words is the point of the task.
     assert _codes(dialogue, "流浪地球是郭帆拍的，讲人类带着地球去流浪") == []
-    assert _codes(_dialogue(reject_grounding_copy=False), "流浪地球 导演 郭帆") == []
+    assert (
+        _codes(
+            _dialogue(reject_grounding_copy=False), "太阳即将毁灭，人类带着地球逃离太阳系寻找新家园"
+        )
+        == []
+    )
+
+
+def test_the_copy_threshold_is_the_one_the_form_shows():
+    # 19 consecutive characters of the description pass under the default 20, 20 do not; a
+    # stricter campaign's threshold counts the same way.
+    dialogue = _dialogue()
+    description = "太阳即将毁灭人类带着地球逃离太阳系寻找新家园"
+    assert _codes(dialogue, "听说" + description[:19]) == []
+    assert _codes(dialogue, "听说" + description[:20]) == ["grounding_copy"]
+    stricter = _dialogue(grounding_copy_chars=8)
+    assert _codes(stricter, "听说" + description[:7]) == []
+    assert _codes(stricter, "听说" + description[:8]) == ["grounding_copy"]
+
+
+def test_naming_a_book_or_a_place_from_the_knowledge_is_not_copying():
+    # Items of 6 or more characters said verbatim used to be refused (a 422 on the send):
+    # a book's title, a place, a short fact stated with the knowledge's words.
+    dialogue = _dialogue()
+    Dialogue.objects.filter(pk=dialogue.pk).update(
+        grounding={
+            "knowledge": [
+                ["刘慈欣", "代表作", "三体：地球往事三部曲"],
+                ["刘慈欣", "出生地", "北京市海淀区中关村街道"],
+                ["三体：地球往事三部曲", "获奖", "第七十三届世界科幻大会雨果奖最佳长篇小说奖"],
+                [
+                    "刘慈欣",
+                    "评论",
+                    "他的作品把宏大的宇宙尺度和细腻的人性刻画结合在一起，令人震撼。",
+                ],
+            ],
+            "goal": ["寒暄", "刘慈欣"],
+        }
+    )
+    dialogue.refresh_from_db()
+    assert _codes(dialogue, "你读过三体：地球往事三部曲吗？") == []
+    assert _codes(dialogue, "他出生在北京市海淀区中关村街道呢") == []
+    assert _codes(dialogue, "这本书拿了第七十三届世界科幻大会雨果奖最佳长篇小说奖") == []
+    assert _codes(dialogue, "刘慈欣 代表作 三体：地球往事三部曲") == []
+    # A sentence of the knowledge is still not to be pasted.
+    assert _codes(dialogue, "他的作品把宏大的宇宙尺度和细腻的人性刻画结合在一起") == [
+        "grounding_copy"
+    ]
 
 
 def test_a_japanese_worker_may_name_a_long_topic_but_not_paste_its_facts():
@@ -115,16 +161,33 @@ def test_a_japanese_worker_may_name_a_long_topic_but_not_paste_its_facts():
             "knowledge": [
                 ["千と千尋の神隠し", "監督", "宮崎駿"],
                 ["千と千尋の神隠し", "受賞", "第52回ベルリン国際映画祭 金熊賞"],
+                [
+                    "千と千尋の神隠し",
+                    "あらすじ",
+                    "10歳の少女千尋が、不思議な町で両親を助けるために働く物語。",
+                ],
             ],
             "goal": ["START", "千と千尋の神隠し", "宮崎駿"],
         }
     )
     dialogue.refresh_from_db()
     assert _codes(dialogue, "『千と千尋の神隠し』を見たことはありますか？") == []
-    assert _codes(dialogue, "千と千尋の神隠し 監督 宮崎駿") == ["grounding_copy"]
-    assert _codes(dialogue, "実は第52回ベルリン国際映画祭 金熊賞を取ったんです") == [
+    assert _codes(dialogue, "千と千尋の神隠し 監督 宮崎駿") == []
+    assert _codes(dialogue, "実は第52回ベルリン国際映画祭 金熊賞を取ったんです") == []
+    assert _codes(dialogue, "10歳の少女千尋が、不思議な町で両親を助けるために働くんです") == [
         "grounding_copy"
     ]
+
+
+def test_the_send_saves_an_utterance_that_names_a_book_from_the_knowledge():
+    dialogue = _dialogue()
+    Dialogue.objects.filter(pk=dialogue.pk).update(
+        grounding={"knowledge": [["刘慈欣", "代表作", "三体：地球往事三部曲"]]}
+    )
+    text = "我最近在读三体：地球往事三部曲，你读过吗？"
+    posted = worker_turn_post(worker=dialogue.worker, dialogue_id=dialogue.pk, text=text)
+    assert posted.turn.index == 0
+    assert list(dialogue.turns.values_list("text", flat=True)) == [text]
 
 
 def test_safety_words_match_case_insensitively_after_nfkc_and_latin_ones_as_whole_words():

@@ -212,6 +212,29 @@ def test_after_each_submit_the_worker_may_stop_with_the_code_or_continue(make_ch
     assert code in client.get(reverse("home")).content.decode()
 
 
+def test_the_code_stays_on_the_home_page_after_a_dialogue_is_rejected(make_chat):
+    chat = make_chat()
+    _second_scenario(chat)
+    client = _client(chat.worker)
+    _talk(chat.dialogue, 1)
+    _tick(client, chat.dialogue, "knowledge:0", "knowledge:1", "goal:0", "goal:1")
+    response = client.post(reverse("chat:live-submit", args=[chat.dialogue.pk]))
+    code = chat.campaign.completion_code
+    assert code in client.get(response["Location"]).content.decode()  # shown once
+
+    Dialogue.objects.filter(pk=chat.dialogue.pk).update(
+        status=Dialogue.Status.REJECTED, rejection_reason="回复太短。"
+    )
+    home = client.get(reverse("home"))
+    assert home.status_code == 200
+    page = home.content.decode()
+    assert f'data-copy-text="{code}"' in page  # the code is still there to copy
+    assert "回复太短。" in page and "重新采集" in page  # and the re-collection is asked for
+    completion = client.get(reverse("chat:live-completion", args=[chat.campaign.pk]))
+    assert completion.status_code == 200 and code in completion.content.decode()
+    assert Dialogue.objects.get(pk=chat.dialogue.pk).status == Dialogue.Status.REJECTED
+
+
 def test_no_code_before_the_first_submitted_dialogue(make_chat):
     chat = make_chat()
     client = _client(chat.worker)

@@ -311,3 +311,21 @@ def test_the_report_page_names_dimensions_by_their_labels(done_report, researche
         html.index('id="correlations"') : html.index("</thead>", html.index('id="correlations"'))
     ]
     assert "naturalness" not in header and "总体" in header
+
+
+def test_each_poll_updates_the_heading_status_with_the_bar(done_report, researcher_client):
+    # The page opened while the report was queued; its heading said "queued" next to the
+    # polled bar at 90 %. Each poll now swaps the heading's status tag too (out of band).
+    Report.objects.filter(pk=done_report.pk).update(status=JobStatus.PENDING, progress_done=0)
+    url = reverse("metrics:report-detail", args=[done_report.pk])
+    page = researcher_client.get(url).content.decode()
+    assert '<span class="tag status-pending" id="report-status">排队中</span>' in page
+    Report.objects.filter(pk=done_report.pk).update(status=JobStatus.RUNNING, progress_done=90)
+    response = researcher_client.get(url, headers={"HX-Request": "true"})
+    partial = response.content.decode()
+    assert response.status_code == 200
+    assert (
+        '<span class="tag status-running" id="report-status" hx-swap-oob="true">运行中</span>'
+        in partial
+    )
+    assert 'aria-valuenow="90"' in partial and "排队" not in partial
