@@ -180,7 +180,10 @@ def test_systems_with_fewer_raters_than_the_rubric_asks_are_warned_about(researc
     html = researcher_client.get(results_url(job), HTTP_HX_REQUEST="true").content.decode()
     warning = html[html.index('id="rater-shortfalls"') :]
     assert "至少 3 位评分人" in warning[:600]
-    assert "ThinBot：2 位评分人" in warning and "FullBot" not in warning[: warning.index("</div>")]
+    assert (
+        "ThinBot：1/1 段对话少于 3 位评分人（最少 2 位）" in warning
+        and "FullBot" not in warning[: warning.index("</div>")]
+    )
 
 
 def test_no_shortfall_warning_when_every_system_has_enough_raters(researcher_client, job):
