@@ -60,6 +60,8 @@ class QuestionAgreement:
     randolph_kappa: float | None
     fleiss_kappa: float | None
     krippendorff_alpha: float | None
+    # How second-level answers skipped after a failed gate were counted (``GATE_CONVENTIONS``).
+    convention: str = "missing"
 
 
 @dataclass(frozen=True)
@@ -212,6 +214,7 @@ def question_agreement(
                 randolph_kappa=(randolph_kappa(complete, q.n_values) if has_complete else None),
                 fleiss_kappa=fleiss_kappa(complete) if has_complete else None,
                 krippendorff_alpha=krippendorff_alpha(matrix.values, level),
+                convention=gate_convention,
             )
         )
     return results

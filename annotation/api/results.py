@@ -14,13 +14,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.agreement import GATE_CONVENTIONS
 from annotation.models import RatingJob
-from annotation.selectors.agreement import job_agreement, job_rater_deviations
+from annotation.selectors.agreement import job_agreement, job_pooled_kappas, job_rater_deviations
 from annotation.selectors.exports import FORMATS, WHATS
 from annotation.selectors.human_scores import (
     human_scores,
     job_scores,
     normalised_system_scores,
+    rater_shortfalls,
     system_score_rows,
 )
 from annotation.services.rating_import import ratings_import
@@ -33,22 +35,89 @@ def _job(pk: int) -> RatingJob:
     return get_object_or_404(RatingJob.objects.select_related("campaign", "rubric"), pk=pk)
 
 
-class JobResultsApi(APIView):
-    """Agreement per question, rater deviations, per-system scores (with CI and rank) and, for
-    seed 001 rubrics, each system's 0–100 score."""
+class JobAgreementOutput(serializers.Serializer):
+    question = serializers.CharField()
+    convention = serializers.ChoiceField(
+        choices=GATE_CONVENTIONS,
+        help_text="second-level answers skipped after a failed gate: missing (dropped) or "
+        "zero (counted as the answer that scores 0)",
+    )
+    measurement = serializers.CharField()
+    n_items = serializers.IntegerField()
+    n_raters = serializers.IntegerField()
+    raters_per_item = serializers.IntegerField(allow_null=True)
+    n_items_complete = serializers.IntegerField()
+    n_items_dropped = serializers.IntegerField()
+    percent_agreement = serializers.FloatField(allow_null=True)
+    randolph_kappa = serializers.FloatField(allow_null=True)
+    fleiss_kappa = serializers.FloatField(allow_null=True)
+    krippendorff_alpha = serializers.FloatField(allow_null=True)
 
-    @extend_schema(responses={200: OpenApiResponse(description="results as JSON")})
+
+class JobPooledKappaOutput(serializers.Serializer):
+    convention = serializers.ChoiceField(choices=GATE_CONVENTIONS)
+    n_items = serializers.IntegerField()
+    n_raters = serializers.IntegerField()
+    percent_agreement = serializers.FloatField(allow_null=True)
+    randolph_kappa = serializers.FloatField(allow_null=True)
+
+
+class JobRaterShortfallOutput(serializers.Serializer):
+    backend = serializers.CharField()
+    n_raters = serializers.IntegerField(
+        help_text="per item: the fewest raters of an item; per system: distinct testers"
+    )
+    min_raters = serializers.IntegerField()
+    per_item = serializers.BooleanField()
+    items_short = serializers.IntegerField()
+    items = serializers.IntegerField()
+
+
+class JobRubricOutput(serializers.Serializer):
+    key = serializers.CharField()
+    version = serializers.IntegerField()
+    min_raters = serializers.IntegerField()
+
+
+class JobResultsOutput(serializers.Serializer):
+    """The OpenAPI shape of the results; the response is built from the selectors' records."""
+
+    job = serializers.CharField()
+    rubric = JobRubricOutput()
+    skipped = serializers.ListField(child=serializers.DictField())
+    completeness = serializers.DictField()
+    agreement = JobAgreementOutput(many=True)
+    pooled_kappa = JobPooledKappaOutput(many=True)
+    raters = serializers.ListField(child=serializers.DictField())
+    rater_shortfalls = JobRaterShortfallOutput(many=True)
+    systems = serializers.ListField(child=serializers.DictField())
+    normalised = serializers.ListField(child=serializers.DictField())
+
+
+class JobResultsApi(APIView):
+    """Agreement per question (under both gate conventions for a gated rubric), seed 001's
+    pooled yes/no kappa, rater deviations, the systems short of the rubric's raters, per-system
+    scores (with CI and rank) and, for seed 001 rubrics, each system's 0–100 score: what the
+    results page shows."""
+
+    @extend_schema(responses={200: JobResultsOutput})
     def get(self, request: Request, pk: int) -> Response:
         job = _job(pk)
         scores = job_scores(job=job)
         return Response(
             {
                 "job": job.name,
-                "rubric": {"key": job.rubric.key, "version": job.rubric.version},
+                "rubric": {
+                    "key": job.rubric.key,
+                    "version": job.rubric.version,
+                    "min_raters": scores.data.spec.min_raters,
+                },
                 "skipped": [asdict(s) for s in scores.skipped],
                 "completeness": scores.completeness(),
                 "agreement": [asdict(a) for a in job_agreement(job=job, data=scores.data)],
+                "pooled_kappa": [asdict(k) for k in job_pooled_kappas(job=job, data=scores.data)],
                 "raters": [asdict(d) for d in job_rater_deviations(job=job, data=scores.data)],
+                "rater_shortfalls": [asdict(s) for s in rater_shortfalls(job=job, scores=scores)],
                 "systems": [asdict(r) for r in system_score_rows(job=job, scores=scores)],
                 "normalised": [asdict(n) for n in normalised_system_scores(job=job, scores=scores)],
             }

@@ -35,13 +35,28 @@ class RaterDeviationRow:
     flagged: bool
 
 
+def agreement_conventions(data: JobAnswers) -> tuple[str, ...]:
+    """The gate conventions a job's agreement is reported under: both when the rubric has a gate
+    (the kappa of a second-level question can differ a lot between them, e.g. −0.143 dropped vs
+    0.429 counted as 0), else only ``missing`` (nothing is skipped)."""
+    return GATE_CONVENTIONS if any(q.gate for q in data.spec.questions) else ("missing",)
+
+
 def job_agreement(*, job: RatingJob, data: JobAnswers | None = None) -> list[QuestionAgreement]:
     """Per question (free text excluded): percent agreement, Randolph's free-marginal kappa,
-    Fleiss' kappa, Krippendorff's alpha, and how many items and raters they rest on."""
+    Fleiss' kappa, Krippendorff's alpha, and how many items and raters they rest on; for a
+    gated rubric under both conventions for skipped second-level answers (all questions under
+    ``missing``, then all under ``zero``), as the pooled kappa is reported."""
     data = data or job_answers(job=job)
     text_keys = {q.key for q in data.spec.questions if q.type == "text"}
     answers = [a for a in data.answers if a.question not in text_keys]
-    return question_agreement(data.spec, answers)
+    return [
+        row
+        for convention in agreement_conventions(data)
+        for row in question_agreement(
+            data.spec, answers, gate_convention=convention, skills=data.skills
+        )
+    ]
 
 
 def job_pooled_kappas(*, job: RatingJob, data: JobAnswers | None = None) -> list[PooledKappa]:
@@ -51,10 +66,9 @@ def job_pooled_kappas(*, job: RatingJob, data: JobAnswers | None = None) -> list
     data = data or job_answers(job=job)
     if not any(q.type == "yesno" for q in data.spec.questions):
         return []
-    conventions = GATE_CONVENTIONS if any(q.gate for q in data.spec.questions) else ("missing",)
     return [
         pooled_yesno_kappa(data.spec, data.answers, convention=c, skills=data.skills)
-        for c in conventions
+        for c in agreement_conventions(data)
     ]
 
 

@@ -422,33 +422,79 @@ def _turn_overall(mode: str, questions: list[Question], values: dict[str, float]
 
 @dataclass(frozen=True)
 class RaterShortfall:
-    """A system rated by fewer raters than the rubric's ``min_raters``."""
+    """A system rated by fewer raters than the rubric's ``min_raters``.
+
+    Per item (``per_item``, every job but a live one): ``items_short`` of the system's ``items``
+    rated items have fewer raters than the minimum, the fewest ``n_raters``. Per system (a live,
+    multi-turn job): ``n_raters`` distinct testers in all.
+    """
 
     backend: str
     n_raters: int
     min_raters: int
+    per_item: bool = False
+    items_short: int = 0
+    items: int = 0
+
+
+def shortfalls_plan(
+    *, item_raters: Iterable[tuple[str, Hashable | None, int]], minimum: int, per_item: bool
+) -> list[RaterShortfall]:
+    """The shortfalls from (backend, item or None, distinct raters of it) rows, by backend.
+
+    Seed 001 asks for "每组评测数据…至少3名测试人员" — at least 3 raters *per item* — in the
+    single-turn protocol, and for at least 5 testers per system in the multi-turn one, where each
+    tester rates only the conversations they hold. So a live job counts distinct raters per
+    system and every other job (imported ratings included) counts raters per item: three experts
+    who each rated a third of the answers once are one rater per item, not three. A row with
+    item None stands for a system with no counted rating yet (0 raters).
+    """
+    per_backend: dict[str, list[int]] = defaultdict(list)
+    for backend, item, n in item_raters:
+        per_backend[backend].extend([n] if item is not None else [])
+    out = []
+    for backend, counts in sorted(per_backend.items()):
+        if not per_item:
+            # Distinct testers per system: the caller passes one row per backend.
+            n_raters = sum(counts)
+            if n_raters < minimum:
+                out.append(RaterShortfall(backend, n_raters, minimum))
+            continue
+        short = [n for n in counts if n < minimum]
+        if short or not counts:
+            out.append(
+                RaterShortfall(
+                    backend,
+                    min(counts, default=0),
+                    minimum,
+                    per_item=True,
+                    items_short=len(short),
+                    items=len(counts),
+                )
+            )
+    return out
 
 
 def rater_shortfalls(*, job: RatingJob, scores: JobScores | None = None) -> list[RaterShortfall]:
-    """Systems whose counted ratings come from fewer distinct raters than the rubric asks for
-    (seed 001: ≥ 3 raters single-turn, ≥ 5 testers multi-turn), by backend name.
-
-    Distinct raters per system is the seed's multi-turn rule (five testers per system); for
-    single-turn rubrics it is a necessary condition (each answer also needs its three raters,
-    which the job's raters-per-item setting assigns).
-    """
+    """Systems whose counted ratings fall short of the rubric's ``min_raters`` (seed 001: ≥ 3
+    raters per item single-turn, ≥ 5 testers per system multi-turn; see `shortfalls_plan`)."""
     scores = scores or job_scores(job=job)
-    minimum = scores.data.spec.min_raters
-    raters: dict[str, set[Hashable]] = defaultdict(set)
-    for backend in scores.data.systems.values():
-        raters.setdefault(backend, set())
-    for unit_score in scores.unit_scores:
-        raters[scores.data.systems[unit_score.unit]].add(unit_score.rater)  # type: ignore[index]  # Dialogue pks
-    return [
-        RaterShortfall(backend, len(found), minimum)
-        for backend, found in sorted(raters.items())
-        if len(found) < minimum
-    ]
+    systems = scores.data.systems
+    rows: list[tuple[str, Hashable | None, int]] = [(b, None, 0) for b in set(systems.values())]
+    if job.is_live:
+        testers: dict[str, set[Hashable]] = defaultdict(set)
+        for unit_score in scores.unit_scores:
+            testers[systems[unit_score.unit]].add(unit_score.rater)  # type: ignore[index]  # Dialogue pks
+        rows += [(backend, 0, len(found)) for backend, found in testers.items()]
+    else:
+        raters: dict[tuple[str, Hashable], set[Hashable]] = defaultdict(set)
+        for unit_score in scores.unit_scores:
+            backend = systems[unit_score.unit]  # type: ignore[index]  # Dialogue pks
+            raters[(backend, unit_score.unit)].add(unit_score.rater)
+        rows += [(backend, unit, len(found)) for (backend, unit), found in raters.items()]
+    return shortfalls_plan(
+        item_raters=rows, minimum=scores.data.spec.min_raters, per_item=not job.is_live
+    )
 
 
 @dataclass(frozen=True)
@@ -477,28 +523,26 @@ def campaign_rater_shortfalls(*, campaign_id: int) -> list[JobShortfalls]:
         minimum = validate_spec(job.rubric.spec).min_raters
         if minimum <= 1:
             continue
+        rows: list[tuple[str, Hashable | None, int]]
         if job.is_live:
             # Testers are the workers of the finished chats (`counted_units`), rated or not.
-            counts = dict(
-                live_chats(job=job)
+            rows = [
+                (name, 0, n)
+                for name, n in live_chats(job=job)
                 .values_list("backend__name")
                 .annotate(n=Count("worker_id", distinct=True))
                 .values_list("backend__name", "n")
-            )
+            ]
         else:
-            counts = dict(
+            rows = list(
                 counted_assignments(job=job)
-                .values_list("dialogue__backend__name")
+                .values_list("dialogue__backend__name", "dialogue_id")
                 .annotate(n=Count("rater_id", distinct=True))
-                .values_list("dialogue__backend__name", "n")
+                .values_list("dialogue__backend__name", "dialogue_id", "n")
             )
-            for name in job_dialogues(job).values_list("backend__name", flat=True).distinct():
-                counts.setdefault(name, 0)
-        shortfalls = [
-            RaterShortfall(backend, n, minimum)
-            for backend, n in sorted(counts.items())
-            if n < minimum
-        ]
+            names = job_dialogues(job).values_list("backend__name", flat=True).distinct()
+            rows += [(name, None, 0) for name in names]
+        shortfalls = shortfalls_plan(item_raters=rows, minimum=minimum, per_item=not job.is_live)
         if shortfalls:
             results.append(JobShortfalls(job=job, min_raters=minimum, shortfalls=shortfalls))
     return results

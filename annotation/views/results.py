@@ -20,7 +20,12 @@ from annotation.rubric_spec import RubricSpec
 from annotation.scoring import OVERALL, ScoreRow
 from annotation.selectors import human_scores as human_scores_selectors
 from annotation.selectors import rating as rating_selectors
-from annotation.selectors.agreement import job_agreement, job_pooled_kappas, job_rater_deviations
+from annotation.selectors.agreement import (
+    agreement_conventions,
+    job_agreement,
+    job_pooled_kappas,
+    job_rater_deviations,
+)
 from annotation.selectors.exports import FORMATS, WHATS, export_filename, export_lines
 from annotation.selectors.human_scores import (
     job_scores,
@@ -77,6 +82,7 @@ def job_results(request: HttpRequest, pk: int) -> HttpResponse:
         "skipped": scores.skipped,
         "completeness": scores.completeness(),
         "agreement": job_agreement(job=job, data=scores.data),
+        "agreement_conventions": agreement_conventions(scores.data),
         "pooled_kappas": job_pooled_kappas(job=job, data=scores.data),
         "deviations": job_rater_deviations(job=job, data=scores.data),
         "systems": systems,

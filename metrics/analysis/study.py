@@ -17,7 +17,13 @@ from typing import Any, TextIO
 import numpy as np
 
 from metrics.analysis.bootstrap import BootstrapResult, bootstrap_systems, bootstrap_units
-from metrics.analysis.correlation import CorrelationGrid, Method, correlate
+from metrics.analysis.correlation import (
+    EXACT_MAX_N,
+    CorrelationGrid,
+    Method,
+    correlate,
+    min_exact_p,
+)
 from metrics.analysis.intermetric import cluster_metrics, metric_correlations, z_density
 from metrics.analysis.join import GroupScores, JoinedScores, Level, join_scores
 from metrics.analysis.ranking import pairwise_accuracy
@@ -142,8 +148,10 @@ def analyse(
     few = sorted({c.group for c in cells if c.warning})
     if few:
         warnings.append(
-            f"Fewer than {MIN_SYSTEMS} systems in {', '.join(few)}: system-level correlations "
-            "there cannot be significant."
+            f"Fewer than {MIN_SYSTEMS} systems in {', '.join(few)}: no Spearman or Kendall "
+            "correlation there can reach p < 0.05 (their exact p is at least 2/n!, 1/12 at 4 "
+            "systems), and Pearson's p rests on the system scores being normally distributed, "
+            "which so few systems cannot show."
         )
     if progress:
         progress(1.0, "done")
@@ -163,10 +171,24 @@ def analyse(
     )
 
 
+def few_systems_warning(method: Method, n: int) -> str:
+    """What a correlation over fewer than MIN_SYSTEMS systems can and cannot tell, truthfully.
+
+    A rank correlation's exact two-sided p is at least 2/n! (:func:`min_exact_p`): 1/12 at 4
+    systems, so below 5 systems none reaches 0.05 whatever the data. Pearson's t-test p can be
+    small there, but it is only valid if the scores are normal, which 4 points cannot check.
+    """
+    if method == "pearson":
+        return f"only {n} systems: Pearson's p rests on normally distributed scores"
+    return f"only {n} systems: p cannot go below {min_exact_p(n):.3g} (exact), so not below 0.05"
+
+
 def _notes(config: StudyConfig) -> tuple[str, ...]:
     notes = [
         "Pearson's r, Spearman's rho and Kendall's tau-b with two-sided p-values as in "
-        "scipy.stats; n is the number of units with both scores.",
+        "scipy.stats; n is the number of units with both scores. Up to n = "
+        f"{EXACT_MAX_N} the Spearman and Kendall p-values are exact: over all n! pairings of "
+        "the scores, ties kept (scipy.stats.permutation_test); Pearson's assume normality.",
         "p_holm (family-wise error, Holm 1979) and p_bh (false discovery rate, Benjamini & "
         "Hochberg 1995) adjust the p-values over all cells of one method.",
         "Clusters: metrics sorted by correlation; a metric opens a new cluster when a metric of "
@@ -258,7 +280,7 @@ def _cells(
                 "undefined": str(grid.reason[i, j]),
             }
             if level == "system" and n < MIN_SYSTEMS:
-                cell["warning"] = f"only {n} systems: cannot be significant"
+                cell["warning"] = few_systems_warning(grid.method, n)
             if boot is not None and cell["value"] is not None:
                 defined = int(boot.defined[i, j])
                 missing = config.bootstrap - defined
@@ -329,8 +351,9 @@ def _williams_matrix(x: np.ndarray, h: np.ndarray, method: Method) -> np.ndarray
     """p[a, b]: Williams p-value that metric a correlates better with h than metric b."""
     size = x.shape[1]
     if not np.isnan(x).any() and not np.isnan(h).any():
-        r_h = correlate(x, h[:, None], method).value[:, 0]
-        r_mm = correlate(x, x, method, y_label="metric scores").value
+        # Williams' test needs only the coefficients.
+        r_h = correlate(x, h[:, None], method, exact_p=False).value[:, 0]
+        r_mm = correlate(x, x, method, y_label="metric scores", exact_p=False).value
         _, p = williams_test(r_h[:, None], r_h[None, :], r_mm, x.shape[0])
         return p
     p = np.full((size, size), np.nan)
@@ -338,8 +361,8 @@ def _williams_matrix(x: np.ndarray, h: np.ndarray, method: Method) -> np.ndarray
         for b in range(a + 1, size):
             rows = ~np.isnan(x[:, a]) & ~np.isnan(x[:, b]) & ~np.isnan(h)
             pair = x[rows][:, [a, b]]
-            r_h = correlate(pair, h[rows][:, None], method).value[:, 0]
-            r_ab = correlate(pair[:, :1], pair[:, 1:], method).value[0, 0]
+            r_h = correlate(pair, h[rows][:, None], method, exact_p=False).value[:, 0]
+            r_ab = correlate(pair[:, :1], pair[:, 1:], method, exact_p=False).value[0, 0]
             p[a, b] = williams_test(r_h[0], r_h[1], r_ab, int(rows.sum()))[1]
     return p
 

@@ -118,7 +118,10 @@ def _undefined_notes(cells: Sequence[CorrelationCell]) -> list[str]:
     reasons = sorted({c.undefined for c in cells if c.undefined})
     notes = [f"{UNDEFINED} undefined: {'; '.join(reasons)}."] if reasons else []
     if any(c.warning for c in cells):
-        notes.append(f"{FEW_SYSTEMS_MARK} fewer than {MIN_SYSTEMS} systems: cannot be significant.")
+        notes.append(
+            f"{FEW_SYSTEMS_MARK} fewer than {MIN_SYSTEMS} systems: Spearman and Kendall cannot "
+            "reach p < 0.05 (exact p >= 2/n!); Pearson's p assumes normally distributed scores."
+        )
     return notes
 
 
@@ -277,7 +280,7 @@ def system_table(scores: SystemScores) -> Table:
     if len(scores.systems) < MIN_SYSTEMS:
         notes.append(
             f"{FEW_SYSTEMS_MARK} only {len(scores.systems)} systems: the ranking correlations "
-            "cannot be significant."
+            "cannot reach p < 0.05 (exact p >= 2/n!)."
         )
     return Table(
         key=f"systems_{scores.group}",

@@ -101,10 +101,11 @@ def followup_label(batch: Batch) -> str:
     items = ",".join(s.followup_items) if s.followup_items else "shipped"
     override = "yes" if s.followup_override else "no"
     # The unit is not part of it: a run stores one signature per metric, and the score's level
-    # (turn: 8 turn-level items; dialogue: all 18) says which items were appended.
+    # (turn: 8 turn-level items; dialogue: all 18) says which items were appended. ``system:``
+    # names the system value's definition: the mean of the dialogue scores (seed 004 §4.4).
     return (
         f"model:{model_label(s.followup_model)}|items:{items}|edited:{override}"
-        f"|norm:{s.followup_normalisation}|layout:{s.followup_layout}"
+        f"|norm:{s.followup_normalisation}|layout:{s.followup_layout}|system:dialogue-mean"
     )
 
 

@@ -47,6 +47,7 @@ from metrics.services import chunk_handlers, queues
 
 # Families whose kernels run neural models: their chunks go to the `gpu` queue where configured.
 MODEL_HEAVY_FAMILIES = frozenset({"neural", "language-model", "follow-up", "learned"})
+FOLLOWUP_FAMILY = "follow-up"
 NO_REFERENCES = "no references"
 WRITE_BATCH_SIZE = 2000
 
@@ -219,9 +220,16 @@ def _chunk_rows(
     dialogue_level = [
         n for n in names if "dialogue" in METRICS[n].levels and (n in results or n in dialogue_only)
     ]
+    # Seed 004 §4.4 ranks teams by the mean of their *dialogue* scores, so a follow-up metric's
+    # system value is that, for every variant alike (the mean of turn scores, 8 turn-level items
+    # per model turn, weighs long dialogues more and is another number): the all-skills chunk
+    # scores the dialogues for it too.
+    followup_names = {n for n in names if METRICS[n].family == FOLLOWUP_FAMILY}
+    if not chunk.skill_id:
+        dialogue_level = [n for n in dialogue_level if n in followup_names]
     dialogue_results: dict[str, MetricResult] = {}
     dialogue_positions: dict[str, list[int]] = {}
-    items = _dialogue_items(units) if chunk.skill_id and dialogue_level else []
+    items = _dialogue_items(units) if dialogue_level else []
     if items:
         dialogue_results, dialogue_positions, dialogue_reasons = _score_units(
             dialogue_level, items, settings, unit="dialogue"
@@ -254,13 +262,17 @@ def _chunk_rows(
         groups = [group] if chunk.skill_id else [""]
         if chunk.skill_id and also_all:
             groups.append("")
-        if not _finite(result.corpus):
+        system_value = result.corpus
+        if name in followup_names:
+            by_dialogue = dialogue_results.get(name)
+            system_value = by_dialogue.corpus if by_dialogue is not None else None
+        if system_value is None or not _finite(system_value):
             _add_reason(out.unavailable, name, "the system value is not finite and not stored")
         else:
             for g in groups:
                 out.rows.append(
                     MetricScore(
-                        metric=name, level=Level.SYSTEM, group=g, value=result.corpus, **base
+                        metric=name, level=Level.SYSTEM, group=g, value=system_value, **base
                     )
                 )
     return out

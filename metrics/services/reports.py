@@ -11,6 +11,7 @@ computed, so :func:`report_rerun` reproduces it and shows what changed.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
 from collections.abc import Mapping
@@ -345,12 +346,9 @@ def _provenance(config: Mapping[str, Any]) -> dict[str, Any]:
                 "campaign": job.campaign.name,
                 "rubric": job.rubric.key,
                 "version": job.rubric.version,
-                # seed 001's ≥ 3 raters (single turn) / ≥ 5 testers (multi-turn), per system
+                # seed 001's ≥ 3 raters per item (single turn) / ≥ 5 testers per system (live)
                 "min_raters": job.rubric.spec.get("min_raters", 1),
-                "rater_shortfalls": [
-                    {"backend": s.backend, "n_raters": s.n_raters}
-                    for s in rater_shortfalls(job=job)
-                ],
+                "rater_shortfalls": [dataclasses.asdict(s) for s in rater_shortfalls(job=job)],
             }
             for job in sorted(jobs, key=lambda j: j.pk)
         ],

@@ -63,7 +63,9 @@ def test_the_campaign_page_loads_the_warning_partial(researcher_client, campaign
     assert f'hx-get="{url}"' in page.content.decode()
     html = researcher_client.get(url, HTTP_HX_REQUEST="true").content.decode()
     assert 'id="rater-shortfalls"' in html
-    assert "ThinBot：2 位评分人" in html and "ChatBot：1 位评分人" in html
+    assert (
+        "ThinBot：1/1 段对话少于 3 位评分人（最少 2 位）" in html and "ChatBot：1 位评分人" in html
+    )
     assert "FullBot" not in html and "李克特" not in html
 
 
@@ -76,3 +78,23 @@ def test_no_warning_when_every_system_has_enough_raters(researcher_client):
 def test_experts_cannot_see_the_warning(expert_client, campaign):
     url = reverse("annotation:campaign-rater-shortfalls", args=[campaign.pk])
     assert expert_client.get(url).status_code == 403
+
+
+def test_three_experts_who_each_rate_different_answers_are_one_rater_per_item(
+    researcher_client,
+):
+    # Seed 001: every answer needs >= 3 raters; 3 experts splitting the answers give each one.
+    from annotation.selectors.human_scores import rater_shortfalls
+
+    campaign = CampaignFactory(name="分工")
+    job = job_for("yesno-single-turn", campaign=campaign, name="分工单轮")
+    split = BackendFactory(name="SplitBot")
+    for r in range(3):
+        rate(job, dialogue_with_turns(campaign, split), f"expert-{r}", single(8))
+    (job_item,) = campaign_rater_shortfalls(campaign_id=campaign.pk)
+    (short,) = job_item.shortfalls
+    assert (short.backend, short.n_raters, short.items_short, short.items) == ("SplitBot", 1, 3, 3)
+    assert rater_shortfalls(job=job) == [short]
+    url = reverse("annotation:campaign-rater-shortfalls", args=[campaign.pk])
+    html = researcher_client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "SplitBot：3/3 段对话少于 3 位评分人（最少 1 位）" in html

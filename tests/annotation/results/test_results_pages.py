@@ -10,7 +10,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotation.models import Rating, RatingJob
-from tests.annotation.results.factories import dialogue_with_turns, job_for, rate, single
+from tests.annotation.results.factories import (
+    SINGLE_SECOND,
+    dialogue_with_turns,
+    job_for,
+    rate,
+    single,
+)
 from tests.chat.factories import BackendFactory, CampaignFactory
 from tests.downloads import streamed_bytes
 
@@ -181,7 +187,10 @@ def test_systems_with_fewer_raters_than_the_rubric_asks_are_warned_about(researc
     html = researcher_client.get(results_url(job), HTTP_HX_REQUEST="true").content.decode()
     warning = html[html.index('id="rater-shortfalls"') :]
     assert "至少 3 位评分人" in warning[:600]
-    assert "ThinBot：2 位评分人" in warning and "FullBot" not in warning[: warning.index("</div>")]
+    assert (
+        "ThinBot：1/1 段对话少于 3 位评分人（最少 2 位）" in warning
+        and "FullBot" not in warning[: warning.index("</div>")]
+    )
 
 
 def test_no_shortfall_warning_when_every_system_has_enough_raters(researcher_client, job):
@@ -214,3 +223,46 @@ def test_a_refused_query_parameter_answers_in_the_one_error_shape(
     body = response.json()
     assert body["field"] == field and body["detail"].startswith(detail)
     assert {"line", "row", "column", "errors"} <= set(body)
+
+
+@pytest.fixture
+def gated_job():
+    """Three raters on two answers; one fails the gate on the first answer (no second level);
+    the second answer has only two raters (seed 001 asks for three)."""
+    job = job_for("yesno-single-turn", name="门槛")
+    bot = BackendFactory(name="GateBot")
+    first, second = (dialogue_with_turns(job.campaign, bot) for _ in range(2))
+    rate(job, first, "a", single(6))
+    rate(job, first, "b", single(4))
+    rate(job, first, "c", {"grammatical": 0, "unacceptable": 0})
+    rate(job, second, "a", single(7))
+    rate(job, second, "b", single(7))
+    return job
+
+
+def test_per_question_agreement_is_given_under_both_gate_conventions(researcher_client, gated_job):
+    from annotation.selectors.agreement import job_agreement
+
+    rows = {(a.question, a.convention): a for a in job_agreement(job=gated_job)}
+    key = SINGLE_SECOND[0]
+    # Dropped, rater c's skip leaves two raters of the question; counted as 0, it has three.
+    assert rows[(key, "missing")].n_raters == 2
+    assert rows[(key, "zero")].n_raters == 3
+    html = researcher_client.get(results_url(gated_job), HTTP_HX_REQUEST="true").content.decode()
+    table = html[html.index('id="agreement"') : html.index('id="pooled-kappa"')]
+    assert 'data-convention="missing"' in table and 'data-convention="zero"' in table
+    assert "门槛题未通过后跳过的第二层问题在此表中不计入" not in html
+
+
+def test_the_results_api_gives_both_conventions_the_pooled_kappa_and_the_shortfalls(
+    researcher_client, gated_job
+):
+    data = researcher_client.get(f"/api/rating-jobs/{gated_job.pk}/results/").json()
+    assert {a["convention"] for a in data["agreement"]} == {"missing", "zero"}
+    assert [k["convention"] for k in data["pooled_kappa"]] == ["missing", "zero"]
+    assert data["rubric"]["min_raters"] == 3
+    (short,) = data["rater_shortfalls"]
+    assert short["backend"] == "GateBot" and short["per_item"] is True
+    assert (short["n_raters"], short["items_short"], short["items"]) == (2, 1, 2)
+    schema = researcher_client.get("/api/schema/").content.decode()
+    assert "JobPooledKappaOutput" in schema and "JobRaterShortfallOutput" in schema

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from metrics.analysis.correlation import Method, correlate
+from metrics.analysis.correlation import EXACT_MAX_N, Method, correlate, min_exact_p
 
 SCIPY = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
 
 
 @pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
-@pytest.mark.parametrize("n", [5, 40, 300])
+@pytest.mark.parametrize("n", [12, 40, 300])  # above EXACT_MAX_N: the asymptotic p of scipy
 def test_it_matches_scipy_on_random_data_with_ties(method: Method, n: int) -> None:
     rng = np.random.default_rng(n)
     latent = rng.normal(size=n)
@@ -65,3 +65,80 @@ def test_constant_input_and_tiny_samples_are_undefined_with_a_reason(method: Met
 def test_unknown_method_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown correlation method 'pearsn'"):
         correlate(np.zeros((3, 1)), np.zeros((3, 1)), "pearsn")  # type: ignore[arg-type]  # a typo on purpose
+
+
+def _spearman(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+    ranks_a = stats.rankdata(a, axis=axis)
+    ranks_b = stats.rankdata(b, axis=axis)
+    ranks_a = ranks_a - ranks_a.mean(axis=axis, keepdims=True)
+    ranks_b = ranks_b - ranks_b.mean(axis=axis, keepdims=True)
+    return (ranks_a * ranks_b).sum(axis=axis) / np.sqrt(
+        (ranks_a**2).sum(axis=axis) * (ranks_b**2).sum(axis=axis)
+    )
+
+
+def _kendall(a: np.ndarray, b: np.ndarray) -> float:
+    return float(stats.kendalltau(a, b).statistic)
+
+
+@pytest.mark.parametrize("method", ["spearman", "kendall"])
+def test_a_perfect_rank_correlation_over_four_systems_has_the_exact_p_of_one_in_twelve(
+    method: Method,
+) -> None:
+    # Two of the 4! = 24 pairings reach |rho| = 1: p = 2/24, not the t test's 2.2e-16.
+    grid = correlate(
+        np.array([[0.1], [0.3], [0.2], [0.5]]), np.array([[1.0], [1.5], [1.2], [2.0]]), method
+    )
+    assert grid.value[0, 0] == pytest.approx(1.0)
+    assert grid.p_value[0, 0] == pytest.approx(1 / 12)
+    assert min_exact_p(4) == pytest.approx(1 / 12)
+
+
+@pytest.mark.parametrize("n", [4, 6, 7])
+def test_exact_spearman_p_with_ties_matches_scipy_permutation_test(n: int) -> None:
+    rng = np.random.default_rng(n)
+    x = rng.integers(0, 3, size=(n, 3)).astype(float)  # a 0–2 scale: many ties
+    y = np.round(x[:, :2] + rng.normal(size=(n, 2)))
+    grid = correlate(x, y, "spearman")
+    for i in range(3):
+        for j in range(2):
+            if grid.reason[i, j]:
+                continue
+            expected = stats.permutation_test(
+                (x[:, i], y[:, j]),
+                _spearman,
+                permutation_type="pairings",
+                n_resamples=np.inf,
+                vectorized=True,
+            )
+            assert grid.p_value[i, j] == pytest.approx(expected.pvalue, abs=1e-12)
+
+
+def test_exact_kendall_p_without_ties_equals_scipy_exact_method() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(EXACT_MAX_N, 4))
+    y = x[:, :2] + rng.normal(size=(EXACT_MAX_N, 2))
+    grid = correlate(x, y, "kendall")
+    for i in range(4):
+        for j in range(2):
+            expected = stats.kendalltau(x[:, i], y[:, j], method="exact")
+            assert grid.p_value[i, j] == pytest.approx(expected.pvalue, abs=1e-12)
+
+
+def test_exact_kendall_p_with_ties_matches_scipy_permutation_test() -> None:
+    x = np.array([1.0, 1.0, 2.0, 2.0, 3.0, 0.0])
+    y = np.array([0.5, 1.0, 1.0, 2.0, 2.0, 0.5])
+    grid = correlate(x[:, None], y[:, None], "kendall")
+    expected = stats.permutation_test(
+        (x, y), _kendall, permutation_type="pairings", n_resamples=np.inf
+    )
+    assert grid.p_value[0, 0] == pytest.approx(expected.pvalue, abs=1e-12)
+    # scipy's own small-sample p with ties is the normal approximation, which differs here.
+    assert grid.p_value[0, 0] != pytest.approx(stats.kendalltau(x, y).pvalue, abs=1e-3)
+
+
+def test_pearson_keeps_the_t_test_at_small_n() -> None:
+    x = np.array([[0.1], [0.3], [0.2], [0.5]])
+    y = np.array([[1.0], [1.5], [1.2], [2.0]])
+    grid = correlate(x, y, "pearson")
+    assert grid.p_value[0, 0] == pytest.approx(stats.pearsonr(x[:, 0], y[:, 0]).pvalue)

@@ -127,9 +127,39 @@ def test_few_systems_carry_a_warning() -> None:
     human = [ScoreRow("g", s, "info", v) for s, v in zip("ABCD", (1.0, 1.5, 1.2, 2.0), strict=True)]
     study = run_study(rows, human, StudyConfig(level="system"))
     cell = study.cell("g", "info", "bleu", "pearson")
-    assert cell.value is not None and "cannot be significant" in cell.warning
+    assert cell.value is not None and "normally distributed" in cell.warning
     assert any("Fewer than 5 systems" in w for w in study.warnings)
     assert correlation_table(study).rows[0].cells[0].text.endswith("†")
+
+
+def test_four_systems_get_the_exact_rank_p_and_a_warning_that_agrees_with_it() -> None:
+    # The report: rho = 1 printed with p = 2.2e-16 beside "cannot be significant".
+    rows = [ScoreRow("g", s, "bleu", v) for s, v in zip("ABCD", (0.1, 0.3, 0.2, 0.5), strict=True)]
+    human = [ScoreRow("g", s, "info", v) for s, v in zip("ABCD", (1.0, 1.5, 1.2, 2.0), strict=True)]
+    study = run_study(
+        rows,
+        human,
+        StudyConfig(level="system", bootstrap=0, methods=("pearson", "spearman", "kendall")),
+    )
+    for method in ("spearman", "kendall"):
+        cell = study.cell("g", "info", "bleu", method)
+        assert cell is not None and cell.value == pytest.approx(1.0)
+        assert cell.p_value == pytest.approx(1 / 12)
+        assert "cannot go below 0.0833" in cell.warning
+    (ranking,) = study.systems[0].agreement
+    assert ranking.p_value == pytest.approx(1 / 12)
+    (warning,) = [w for w in study.warnings if "Fewer than 5 systems" in w]
+    assert "can reach p < 0.05" in warning and "normally distributed" in warning
+    assert "cannot be significant" not in warning
+
+
+def test_five_systems_can_be_significant_by_the_exact_rank_test() -> None:
+    rows = [ScoreRow("g", s, "bleu", float(v)) for v, s in enumerate("ABCDE")]
+    human = [ScoreRow("g", s, "info", float(v) ** 2) for v, s in enumerate("ABCDE")]
+    study = run_study(rows, human, StudyConfig(level="system", bootstrap=0))
+    cell = study.cell("g", "info", "bleu", "spearman")
+    assert cell is not None and cell.p_value == pytest.approx(2 / 120)
+    assert not cell.warning
 
 
 def test_progress_is_reported_up_to_done() -> None:

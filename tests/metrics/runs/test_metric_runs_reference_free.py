@@ -135,3 +135,36 @@ def test_non_finite_values_are_never_dropped_silently(researcher, monkeypatch):
     assert "1 of 2 turn values not finite (NaN or infinite" in reason
     rows = {r["name"]: r for r in services.selectors.run_metric_status(run=run)}
     assert rows["length"]["partial"] and "not finite" in rows["length"]["status"]
+
+
+def test_a_followup_system_score_is_the_mean_of_its_dialogue_scores_for_every_variant(
+    researcher, lm_dir
+):
+    # Seed 004 §4.4: a team's score is the mean of its dialogues' scores, not of turn scores;
+    # *-selected with dialogue-level items used to be the only variant to follow it.
+    study = make_study(dialogues_per_cell=2, skills=("knowledge",))
+    settings = {"followup_model": str(lm_dir), "followup_items": ["fluent", "coherent"]}
+    run = services.metric_run_create(
+        name="sys",
+        campaign=study.campaign,
+        metrics=["fed-cond", "fed-cond-selected"],
+        settings=settings,
+        created_by=researcher,
+    )
+    run_all_chunks(run)
+    assert run.status == JobStatus.DONE
+    for metric in ("fed-cond", "fed-cond-selected"):
+        assert "|system:dialogue-mean" in run.signatures[metric]
+        systems = run.scores.filter(metric=metric, level="system", group="knowledge")
+        assert systems.exists()
+        for system in systems:
+            dialogues = run.scores.filter(metric=metric, level="dialogue", backend=system.backend)
+            values = list(dialogues.values_list("value", flat=True))
+            assert len(values) == 2
+            assert system.value == pytest.approx(np.mean(values))
+    turns = run.scores.filter(metric="fed-cond", level="turn", backend=systems[0].backend)
+    turn_mean = np.mean(list(turns.values_list("value", flat=True)))
+    system = run.scores.get(
+        metric="fed-cond", level="system", group="knowledge", backend=systems[0].backend
+    )
+    assert system.value != pytest.approx(turn_mean)
