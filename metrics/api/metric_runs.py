@@ -24,6 +24,7 @@ from metrics.views.metric_runs import DOWNLOAD_FORMATS, score_download
 
 class MetricRunOutput(serializers.ModelSerializer):
     campaign = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    campaign_id = serializers.IntegerField(read_only=True, allow_null=True)
     metric_status = serializers.SerializerMethodField()
 
     class Meta:
@@ -32,6 +33,7 @@ class MetricRunOutput(serializers.ModelSerializer):
             "id",
             "name",
             "campaign",
+            "campaign_id",
             "static_run",
             "target",
             "include_submitted",
@@ -81,8 +83,22 @@ class MetricRunListApi(generics.ListAPIView):
             child=serializers.CharField(), help_text="metric or preset names (msde16, …)"
         )
         settings = serializers.JSONField(required=False, default=dict)
-        campaign = serializers.SlugRelatedField(
-            slug_field="name", queryset=Campaign.objects.all(), required=False
+        # By id, as every other endpoint takes its objects; `campaign_name` is the name lookup
+        # kept for scripts that know a study by its (unique) name.
+        campaign = serializers.PrimaryKeyRelatedField(
+            queryset=Campaign.objects.all(),
+            required=False,
+            help_text="the campaign's id",
+            error_messages={
+                "incorrect_type": "expected the campaign's id (a number), got {data_type}; "
+                "to give its name, use campaign_name"
+            },
+        )
+        campaign_name = serializers.SlugRelatedField(
+            slug_field="name",
+            queryset=Campaign.objects.all(),
+            required=False,
+            help_text="the campaign's name, instead of its id",
         )
         static_run = serializers.PrimaryKeyRelatedField(
             queryset=StaticRun.objects.all(), required=False
@@ -96,6 +112,16 @@ class MetricRunListApi(generics.ListAPIView):
             if not isinstance(value, dict):
                 raise serializers.ValidationError("expected a JSON object")
             return value
+
+        def validate(self, attrs: dict) -> dict:
+            by_name = attrs.pop("campaign_name", None)
+            if by_name is not None:
+                if attrs.get("campaign") is not None and attrs["campaign"] != by_name:
+                    raise serializers.ValidationError(
+                        {"campaign_name": "give the campaign by id or by name, not both"}
+                    )
+                attrs["campaign"] = by_name
+            return attrs
 
     def get_queryset(self):
         runs = selectors.metric_run_list(user=self.request.user)
