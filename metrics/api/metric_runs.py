@@ -7,13 +7,12 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chat.models import Campaign, StaticRun
-from core.api import ServiceErrorOutput, refused
+from core.api import BoundedJSONField, ServiceErrorOutput, refused
 from core.errors import ServiceError
 from metrics.models import Level, MetricRun, MetricScore
 from metrics.selectors import metric_runs as selectors
@@ -75,14 +74,15 @@ class MetricRunListApi(generics.ListAPIView):
 
     serializer_class = MetricRunOutput
     filter_backends: list[type] = []
-    parser_classes = [JSONParser, MultiPartParser, FormParser]
 
     class MetricRunInput(serializers.Serializer):
         name = serializers.CharField(max_length=160)
         metrics = serializers.ListField(
-            child=serializers.CharField(), help_text="metric or preset names (msde16, …)"
+            child=serializers.CharField(max_length=80),
+            max_length=200,
+            help_text="metric or preset names (msde16, …)",
         )
-        settings = serializers.JSONField(required=False, default=dict)
+        settings = BoundedJSONField(required=False, default=dict, max_items=1000)
         # By id, as every other endpoint takes its objects; `campaign_name` is the name lookup
         # kept for scripts that know a study by its (unique) name.
         campaign = serializers.PrimaryKeyRelatedField(
@@ -105,8 +105,8 @@ class MetricRunListApi(generics.ListAPIView):
         )
         include_submitted = serializers.BooleanField(required=False, default=False)
         file = serializers.FileField(required=False)
-        system = serializers.CharField(required=False, default="uploaded")
-        skill = serializers.CharField(required=False, default="chitchat")
+        system = serializers.CharField(max_length=120, required=False, default="uploaded")
+        skill = serializers.CharField(max_length=40, required=False, default="chitchat")
 
         def validate_settings(self, value: object) -> dict:
             if not isinstance(value, dict):
@@ -160,9 +160,11 @@ class MetricRunListApi(generics.ListAPIView):
 
 class MetricRunPreflightInput(serializers.Serializer):
     metrics = serializers.ListField(
-        child=serializers.CharField(), help_text="metric or preset names (msde16, …)"
+        child=serializers.CharField(max_length=80),
+        max_length=200,
+        help_text="metric or preset names (msde16, …)",
     )
-    settings = serializers.JSONField(required=False, default=dict)
+    settings = BoundedJSONField(required=False, default=dict, max_items=1000)
 
 
 class MetricRunPreflightOutput(serializers.Serializer):
