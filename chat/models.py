@@ -226,6 +226,10 @@ class Campaign(models.Model):
 
     name = models.CharField(max_length=160, unique=True)
     mode = models.CharField(max_length=20, choices=Mode.choices, default=Mode.INTERACTIVE)
+    # An imported campaign of static answers (made elsewhere by a static run): each dialogue is
+    # a dataset context, user and system turns alike, plus ONE model reply, its last turn. Only
+    # that reply is the system's, as in a static campaign (see `answers_are_last_turns`).
+    static_answers = models.BooleanField(default=False)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT)
     skills = models.ManyToManyField(Skill, blank=True, related_name="campaigns")
     backends = models.ManyToManyField(Backend, through="CampaignBackend", related_name="campaigns")
@@ -278,6 +282,12 @@ class Campaign(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def answers_are_last_turns(self) -> bool:
+        """Each dialogue is a context plus one model reply (its last turn): a static campaign,
+        or an imported one of static answers. Scoring, rating and judging take only that reply."""
+        return self.mode == self.Mode.STATIC or self.static_answers
 
 
 class CampaignBackend(models.Model):

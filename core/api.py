@@ -10,6 +10,13 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from core.errors import ServiceError
+from core.json import UnsafeJSON, check_json_value, loads_untrusted
+
+# Bounds of free-text and structured API input, besides the 10 MB body cap: a 9 MB description
+# or a million-item config parsed, stored and slowed every page that showed it.
+TEXT_MAX_LENGTH = 20_000  # descriptions, comments, templates
+JSON_MAX_ITEMS = 10_000  # values (scalars, lists, objects) inside one JSON field
+JSON_MAX_CHARS = 100_000  # characters in any one string inside it
 
 
 class ServiceErrorOutput(serializers.Serializer[Any]):
@@ -36,3 +43,48 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, ServiceError):
         return Response(exc.as_body(), status=status.HTTP_400_BAD_REQUEST)
     return drf_exception_handler(exc, context)
+
+
+def json_size(value: Any) -> int:
+    """How many values (scalars, lists and objects, keys not counted) ``value`` holds."""
+    count, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
+
+
+class BoundedJSONField(serializers.JSONField):
+    """DRF's JSONField with the API's bounds: at most ``max_items`` values, ``max_chars`` per
+    string, the nesting limit of :mod:`core.json`, no NUL or lone surrogate. A form or multipart
+    field's text is parsed by :func:`core.json.loads_untrusted` (DRF's ``json.loads`` raised
+    RecursionError, a 500, on 3,000 nested lists). Each refusal is a 400 naming the field."""
+
+    def __init__(
+        self, *, max_items: int = JSON_MAX_ITEMS, max_chars: int = JSON_MAX_CHARS, **kwargs: Any
+    ) -> None:
+        self.max_items, self.max_chars = max_items, max_chars
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> Any:
+        text = getattr(data, "is_json_string", False) or self.binary
+        if text:
+            try:
+                data = loads_untrusted(
+                    data.decode() if isinstance(data, bytes) else str(data),
+                    max_chars=self.max_chars,
+                )
+            except ValueError as exc:
+                raise serializers.ValidationError(f"not valid JSON: {exc}") from None
+        try:
+            check_json_value(data, max_chars=self.max_chars)
+        except UnsafeJSON as exc:
+            raise serializers.ValidationError(str(exc)) from None
+        if json_size(data) > self.max_items:
+            raise serializers.ValidationError(f"more than {self.max_items} values")
+        # Parsed from text it is JSON already; a parsed body's value DRF checks as it does.
+        return data if text else super().to_internal_value(data)

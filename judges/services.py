@@ -401,6 +401,7 @@ def load_dialogues(ids: Iterable[int]) -> dict[int, DialogueData]:
         "scenario__grounding",
         "static_run_id",
         "campaign__mode",
+        "campaign__static_answers",
     )
     out: dict[int, DialogueData] = {}
     for (
@@ -413,6 +414,7 @@ def load_dialogues(ids: Iterable[int]) -> dict[int, DialogueData]:
         scenario_grounding,
         static_run,
         mode,
+        static_answers,
     ) in rows:
         out[pk] = DialogueData(
             id=pk,
@@ -422,7 +424,7 @@ def load_dialogues(ids: Iterable[int]) -> dict[int, DialogueData]:
             grounding=grounding or scenario_grounding or {},
             scenario_id=scenario,
             turns=[],
-            static=static_run is not None or mode == Campaign.Mode.STATIC,
+            static=static_run is not None or mode == Campaign.Mode.STATIC or static_answers,
         )
     turns = (
         Turn.objects.filter(dialogue_id__in=ids)

@@ -46,6 +46,13 @@ def embedded_reply_streams(settings) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _metric_models_of_its_own(settings, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Models trained on the installation (the demo's vectors, `load_demo`) go to a folder of
+    each test's own: one test's demo would otherwise give every later Chinese run a model."""
+    settings.METRIC_MODELS_DIR = str(tmp_path_factory.mktemp("metric-models"))
+
+
+@pytest.fixture(autouse=True)
 def _chat_queries_see_the_test_transaction(request: pytest.FixtureRequest, settings) -> None:
     """The chat's async views run their queries on threads with connections of their own, which
     cannot see the rows of a test wrapped in a transaction: such tests run them on the test's

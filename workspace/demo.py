@@ -1,12 +1,14 @@
 """Demo content: one user per role, the demo datasets, retrieval backends, two open campaigns
-(a Chinese one, and a Japanese one whose crowdworker pages are always in Japanese) and a study
-already collected and rated (simulated raters), ready for a metric run and a report.
+(a Chinese one, and a Japanese one whose crowdworker pages are always in Japanese), a study
+already collected and rated (simulated raters), ready for a metric run and a report, and
+demo-quality vectors for the Chinese and Japanese neural metrics (no packaged model covers them).
 
 Idempotent: running it again changes nothing that exists (so `make demo` can run it every time).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +22,10 @@ from chat.services import campaigns as campaign_services
 from chat.services import datasets as chat_services
 from chat.services import dialogue_io
 from core.access import Role
+from metrics.scorers.demo_vectors import save_encoder, train_ppmi_svd
+from metrics.scorers.models import read_manifest
+from metrics.scorers.text import text_profile
+from metrics.selectors.preflight import local_models_dir
 
 DEMO_DATA_DIR = Path(__file__).resolve().parent / "demo_data"
 
@@ -212,6 +218,50 @@ def demo_load() -> DemoSummary:
     return summary
 
 
+# Languages whose neural metrics have no packaged model (the packaged all-MiniLM-L6-v2 is
+# English): the demo trains demo-quality vectors for them on its own datasets (decision 60).
+DEMO_MODEL_LANGUAGES = ("zh", "ja")
+
+
+def demo_model_dir(language: str) -> Path:
+    """Where the demo's vectors for ``language`` live; the name carries the "demo quality"
+    label into every metric signature and the run form's list of offline models."""
+    return local_models_dir() / f"demo-quality-{language}-ppmi-svd"
+
+
+def demo_models_train() -> list[Path]:
+    """Train (once) the demo-quality vectors of each language in ``DEMO_MODEL_LANGUAGES`` on the
+    text of that language's demo datasets, tokenised as the metrics tokenise it (characters
+    for Chinese and Japanese), so the MSDE neural metrics run on a machine with no model."""
+    written = []
+    for language in DEMO_MODEL_LANGUAGES:
+        directory = demo_model_dir(language)
+        if read_manifest(directory) is not None:
+            written.append(directory)
+            continue
+        texts: list[str] = []
+        for filename, _name, _skill, file_language in DEMO_DATASETS:
+            if file_language != language:
+                continue
+            for line in (DEMO_DATA_DIR / filename).read_text(encoding="utf-8").splitlines():
+                sample = json.loads(line)
+                texts += [*sample.get("context", []), *sample.get("references", [])]
+        tokens = text_profile(language).tokenize_all(texts)
+        vocab, vectors = train_ppmi_svd(tokens)
+        save_encoder(
+            directory,
+            vocab,
+            vectors,
+            languages=[language],
+            description=(
+                f"Demo quality: PPMI+SVD vectors learned from the {len(texts)} utterances of "
+                f"the '{language}' demo datasets at load time; not for published figures."
+            ),
+        )
+        written.append(directory)
+    return written
+
+
 def _rated_study(researcher: User | None) -> Campaign:
     """Four systems' replies to the knowledge scenarios and three simulated raters' MSDE ratings,
     imported through the researchers' import services (their validation included)."""
@@ -219,8 +269,13 @@ def _rated_study(researcher: User | None) -> Campaign:
     if campaign is not None:
         return campaign
     with open(DEMO_DATA_DIR / RATED_STUDY_DIALOGUES, "rb") as dialogues:
+        # Static answers: each dialogue is a scenario's context plus one system reply, the only
+        # turn a metric run scores (24 per system, each with the scenario's reference).
         result = dialogue_io.dialogues_import(
-            fileobj=dialogues, campaign_name=RATED_STUDY, created_by=researcher
+            fileobj=dialogues,
+            campaign_name=RATED_STUDY,
+            created_by=researcher,
+            static_answers=True,
         )
     with open(DEMO_DATA_DIR / RATED_STUDY_RATINGS, "rb") as ratings:
         rating_import.ratings_import(

@@ -122,7 +122,9 @@ def study_next_steps(counts: Mapping[str, int] | None = None) -> list[tuple[str,
         steps.append(
             (
                 _("为已评分的活动「%(name)s」计算自动指标") % {"name": campaign.name},
-                f"{reverse('metrics:metric-run-create')}?{urlencode({'campaign': campaign.pk})}",
+                # The MSDE 16 preselected: the study's metrics, the one step a newcomer takes.
+                f"{reverse('metrics:metric-run-create')}?"
+                f"{urlencode({'campaign': campaign.pk, 'metrics': 'msde16'})}",
             )
         )
     if done_jobs:

@@ -15,7 +15,7 @@ from django.db.models import Count, Q, QuerySet
 from annotation.models import Assignment, GoldItem, JobRater, Rating, RatingJob, Rubric
 from annotation.rubric_spec import applicable_questions, as_spec, level_key
 from annotation.selectors.review import model_alias
-from chat.models import Campaign, Dialogue, Turn
+from chat.models import Dialogue, Turn
 from chat.selectors.collection import grounding_view
 from core.access import Role
 from core.i18n import pick_text
@@ -388,7 +388,7 @@ def annotation_page(*, assignment: Assignment, language: str, yes: str, no: str)
     turn_questions = applicable_questions(spec, skill, "turn")
     # A static campaign's dialogue is a dataset context plus ONE model answer (its last turn):
     # the earlier turns, either speaker, are context and are neither rated nor the model's.
-    static = dialogue.campaign.mode == Campaign.Mode.STATIC
+    static = dialogue.campaign.answers_are_last_turns
     all_turns = list(dialogue.turns.order_by("index"))
     judged_id = all_turns[-1].pk if static and all_turns else None
     turns = []

@@ -18,7 +18,7 @@ from chat.models import Backend
 from chat.selectors import backends as selectors
 from chat.services import backends as services
 from chat.services.generation import backend_connection_check
-from core.api import refused
+from core.api import TEXT_MAX_LENGTH, BoundedJSONField, refused
 
 
 class BackendOutput(serializers.ModelSerializer):
@@ -57,21 +57,25 @@ class BackendFilter(django_filters.FilterSet):
 class BackendCreateInput(serializers.Serializer):
     name = serializers.CharField(max_length=120)
     adapter = serializers.ChoiceField(choices=Backend.Adapter.choices)
-    config = serializers.JSONField(default=dict)
-    api_key_env = serializers.CharField(required=False, allow_blank=True, default="")
+    config = BoundedJSONField(default=dict, max_items=1000)
+    api_key_env = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, default=""
+    )
     concurrency_limit = serializers.IntegerField(required=False, default=4)
     timeout_s = serializers.FloatField(required=False, default=60.0)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    description = serializers.CharField(
+        max_length=TEXT_MAX_LENGTH, required=False, allow_blank=True, default=""
+    )
 
 
 class BackendUpdateInput(serializers.Serializer):
     name = serializers.CharField(max_length=120)
     adapter = serializers.ChoiceField(choices=Backend.Adapter.choices)
-    config = serializers.JSONField()
-    api_key_env = serializers.CharField(allow_blank=True)
+    config = BoundedJSONField(max_items=1000)
+    api_key_env = serializers.CharField(max_length=200, allow_blank=True)
     concurrency_limit = serializers.IntegerField()
     timeout_s = serializers.FloatField()
-    description = serializers.CharField(allow_blank=True)
+    description = serializers.CharField(max_length=TEXT_MAX_LENGTH, allow_blank=True)
     active = serializers.BooleanField()
 
 

@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 from chat.models import Dataset, Language, Sample
 from chat.selectors import datasets as selectors
 from chat.services import datasets as services
-from core.api import refused
+from core.api import TEXT_MAX_LENGTH, refused
 from core.http import jsonl_download
 
 
@@ -73,7 +73,9 @@ class DatasetImportApi(APIView):
         name = serializers.CharField(max_length=120)
         language = serializers.ChoiceField(choices=Language.choices)
         skill = serializers.CharField(required=False, allow_blank=True)
-        description = serializers.CharField(required=False, allow_blank=True)
+        description = serializers.CharField(
+            max_length=TEXT_MAX_LENGTH, required=False, allow_blank=True
+        )
 
     @extend_schema(
         request=Input,

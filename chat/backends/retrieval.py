@@ -17,6 +17,8 @@ are the default (Chinese and Japanese need no segmentation); `word` uses jieba f
   picked for the knowledge the scenario shows.
 - `leave_one_out` never answers with a sample whose context is the dialogue itself: a static run
   over the backend's own dataset would otherwise return each sample's gold reference.
+- A reply the backend has already given in the dialogue (a `system` utterance of the history) is
+  never given again while another candidate is left: the next-best sample answers instead.
 - `stream_chars_per_s` sends the reply in small chunks at that pace (a human-visible stream to
   preview what a worker sees); 0 sends it at once.
 """
@@ -26,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -172,20 +174,51 @@ def index_for(corpus: Corpus, config: dict) -> TextIndex:
         return index
 
 
-def retrieve(corpus: Corpus, config: dict, history: list[str], grounding: object = None) -> str:
+def retrieve(
+    corpus: Corpus,
+    config: dict,
+    history: list[str],
+    grounding: object = None,
+    *,
+    given: Collection[str] = (),
+) -> str:
+    """The reference of the best-matching sample whose reply is not in `given`.
+
+    `given` holds the replies already made in the dialogue: a reply the backend has given is
+    not given again, so three user turns about the same topic get the next-best candidates
+    instead of one sentence three times (a newcomer's first demo chat looked broken). Only when
+    every candidate has been given (a corpus smaller than the dialogue) is one repeated: the
+    best, rather than no reply at all.
+    """
     index = index_for(corpus, config)
     turns = int(config.get("query_turns", DEFAULT_QUERY_TURNS))
     query = _query_text(history, turns)
     if config.get("use_grounding"):
         query = f"{query}\n{grounding_text(grounding or {})}"
-    if not config.get("leave_one_out"):
-        best, _score = index.best(query)
-        return corpus.responses[best]
+    leave_one_out = bool(config.get("leave_one_out"))
+    given_texts = {text.strip() for text in given}
+
+    def allowed(candidate: int) -> bool:
+        if leave_one_out and corpus.contexts[candidate] == history:
+            return False
+        return corpus.responses[candidate].strip() not in given_texts
+
     ranking = index.scores(query)
+    first = int(np.argmax(ranking))  # ties go to the earliest sample, as `TextIndex.best`
+    if allowed(first):
+        return corpus.responses[first]
+    fallback: int | None = None
     for candidate in np.argsort(-ranking, kind="stable"):
-        if corpus.contexts[candidate] != history:
-            return corpus.responses[int(candidate)]
-    raise BackendError("the retrieval corpus holds only this dialogue", kind="config")
+        candidate = int(candidate)
+        if leave_one_out and corpus.contexts[candidate] == history:
+            continue
+        if fallback is None:
+            fallback = candidate
+        if allowed(candidate):
+            return corpus.responses[candidate]
+    if fallback is None:
+        raise BackendError("the retrieval corpus holds only this dialogue", kind="config")
+    return corpus.responses[fallback]
 
 
 STREAM_CHUNK_CHARS = 2
@@ -202,9 +235,10 @@ class RetrievalAdapter:
             skill=request.skill if config.get("same_skill") else "",
         )
         history = [text for _speaker, text in request.history]
+        given = [text for speaker, text in request.history if speaker == "system"]
         # Index building is CPU work: off the event loop.
         reply = await sync_to_async(retrieve, thread_sensitive=False)(
-            corpus, config, history, request.grounding
+            corpus, config, history, request.grounding, given=given
         )
         pace = float(config.get("stream_chars_per_s", 0) or 0)
         if pace <= 0:

@@ -329,7 +329,9 @@ def _parse_line(line: int, obj: dict[str, Any], *, skills: Iterable[str]) -> _Pa
     )
 
 
-def _campaign_for_import(*, name: str, created_by: AbstractBaseUser | None) -> Campaign:
+def _campaign_for_import(
+    *, name: str, created_by: AbstractBaseUser | None, static_answers: bool = False
+) -> Campaign:
     name = name.strip()
     if not name:
         raise DialogueImportError("a campaign name is required", field="campaign")
@@ -339,7 +341,7 @@ def _campaign_for_import(*, name: str, created_by: AbstractBaseUser | None) -> C
         )
     campaign = Campaign.objects.select_for_update().filter(name=name).first()
     if campaign is None:
-        return campaign_create(
+        campaign = campaign_create(
             name=name,
             mode=Campaign.Mode.IMPORTED,
             skills=[],
@@ -347,11 +349,21 @@ def _campaign_for_import(*, name: str, created_by: AbstractBaseUser | None) -> C
             datasets=[],
             created_by=created_by,
         )
+        if static_answers:
+            Campaign.objects.filter(pk=campaign.pk).update(static_answers=True)
+            campaign.static_answers = True
+        return campaign
     if campaign.mode != Campaign.Mode.IMPORTED:
         raise DialogueImportError(
             f"the campaign '{name}' is a {campaign.mode} campaign; dialogues can only be "
             "imported into a new campaign or an imported one",
             field="campaign",
+        )
+    if campaign.static_answers != static_answers:
+        held = "static answers" if campaign.static_answers else "whole dialogues"
+        raise DialogueImportError(
+            f"the campaign '{name}' holds {held}; import {held} into it, or use another campaign",
+            field="static_answers",
         )
     return campaign
 
@@ -475,16 +487,25 @@ class _Importer:
 
 @transaction.atomic
 def dialogues_import(
-    *, fileobj: IO[bytes], campaign_name: str, created_by: AbstractBaseUser | None = None
+    *,
+    fileobj: IO[bytes],
+    campaign_name: str,
+    created_by: AbstractBaseUser | None = None,
+    static_answers: bool = False,
 ) -> ImportResult:
     """Import a dialogue JSONL file (opened in binary mode) into a campaign, all-or-nothing.
 
-    The campaign is created (mode `imported`) when new. Each line's `system` becomes a backend
-    with adapter `imported` unless one of that name exists. Any bad line raises
-    `DialogueImportError` naming the line and field, and the transaction leaves nothing behind.
+    The campaign is created (mode `imported`) when new. With `static_answers` each dialogue is a
+    static answer (a dataset context, then the system's one reply as its last turn): metric runs
+    score, raters rate and judges judge only that last turn, as in a static campaign. Each
+    line's `system` becomes a backend with adapter `imported` unless one of that name exists.
+    Any bad line raises `DialogueImportError` naming the line and field, and the transaction
+    leaves nothing behind.
     """
     try:
-        campaign = _campaign_for_import(name=campaign_name, created_by=created_by)
+        campaign = _campaign_for_import(
+            name=campaign_name, created_by=created_by, static_answers=static_answers
+        )
         check_size(fileobj, max_bytes=settings.DATASET_UPLOAD_MAX_BYTES)
         importer = _Importer(campaign, created_by)
         skills = list(importer.skills)

@@ -7,13 +7,12 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chat.models import Campaign, StaticRun
-from core.api import ServiceErrorOutput, refused
+from core.api import BoundedJSONField, ServiceErrorOutput, refused
 from core.errors import ServiceError
 from metrics.models import Level, MetricRun, MetricScore
 from metrics.selectors import metric_runs as selectors
@@ -24,6 +23,7 @@ from metrics.views.metric_runs import DOWNLOAD_FORMATS, score_download
 
 class MetricRunOutput(serializers.ModelSerializer):
     campaign = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    campaign_id = serializers.IntegerField(read_only=True, allow_null=True)
     metric_status = serializers.SerializerMethodField()
 
     class Meta:
@@ -32,6 +32,7 @@ class MetricRunOutput(serializers.ModelSerializer):
             "id",
             "name",
             "campaign",
+            "campaign_id",
             "static_run",
             "target",
             "include_submitted",
@@ -73,29 +74,54 @@ class MetricRunListApi(generics.ListAPIView):
 
     serializer_class = MetricRunOutput
     filter_backends: list[type] = []
-    parser_classes = [JSONParser, MultiPartParser, FormParser]
 
     class MetricRunInput(serializers.Serializer):
         name = serializers.CharField(max_length=160)
         metrics = serializers.ListField(
-            child=serializers.CharField(), help_text="metric or preset names (msde16, …)"
+            child=serializers.CharField(max_length=80),
+            max_length=200,
+            help_text="metric or preset names (msde16, …)",
         )
-        settings = serializers.JSONField(required=False, default=dict)
-        campaign = serializers.SlugRelatedField(
-            slug_field="name", queryset=Campaign.objects.all(), required=False
+        settings = BoundedJSONField(required=False, default=dict, max_items=1000)
+        # By id, as every other endpoint takes its objects; `campaign_name` is the name lookup
+        # kept for scripts that know a study by its (unique) name.
+        campaign = serializers.PrimaryKeyRelatedField(
+            queryset=Campaign.objects.all(),
+            required=False,
+            help_text="the campaign's id",
+            error_messages={
+                "incorrect_type": "expected the campaign's id (a number), got {data_type}; "
+                "to give its name, use campaign_name"
+            },
+        )
+        campaign_name = serializers.SlugRelatedField(
+            slug_field="name",
+            queryset=Campaign.objects.all(),
+            required=False,
+            help_text="the campaign's name, instead of its id",
         )
         static_run = serializers.PrimaryKeyRelatedField(
             queryset=StaticRun.objects.all(), required=False
         )
         include_submitted = serializers.BooleanField(required=False, default=False)
         file = serializers.FileField(required=False)
-        system = serializers.CharField(required=False, default="uploaded")
-        skill = serializers.CharField(required=False, default="chitchat")
+        system = serializers.CharField(max_length=120, required=False, default="uploaded")
+        skill = serializers.CharField(max_length=40, required=False, default="chitchat")
 
         def validate_settings(self, value: object) -> dict:
             if not isinstance(value, dict):
                 raise serializers.ValidationError("expected a JSON object")
             return value
+
+        def validate(self, attrs: dict) -> dict:
+            by_name = attrs.pop("campaign_name", None)
+            if by_name is not None:
+                if attrs.get("campaign") is not None and attrs["campaign"] != by_name:
+                    raise serializers.ValidationError(
+                        {"campaign_name": "give the campaign by id or by name, not both"}
+                    )
+                attrs["campaign"] = by_name
+            return attrs
 
     def get_queryset(self):
         runs = selectors.metric_run_list(user=self.request.user)
@@ -134,9 +160,11 @@ class MetricRunListApi(generics.ListAPIView):
 
 class MetricRunPreflightInput(serializers.Serializer):
     metrics = serializers.ListField(
-        child=serializers.CharField(), help_text="metric or preset names (msde16, …)"
+        child=serializers.CharField(max_length=80),
+        max_length=200,
+        help_text="metric or preset names (msde16, …)",
     )
-    settings = serializers.JSONField(required=False, default=dict)
+    settings = BoundedJSONField(required=False, default=dict, max_items=1000)
 
 
 class MetricRunPreflightOutput(serializers.Serializer):

@@ -16,7 +16,7 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from chat.models import Campaign
-from core.api import refused
+from core.api import BoundedJSONField, refused
 from core.errors import ServiceError
 from metrics.analysis.join import LEVELS
 from metrics.analysis.scores import ScoreFileError
@@ -91,11 +91,17 @@ class ReportListCreateApi(generics.ListAPIView):
 
     class ReportInput(serializers.Serializer):
         name = serializers.CharField(max_length=services.NAME_MAX_LENGTH)
-        config = serializers.DictField(
+        config = BoundedJSONField(
+            max_items=1000,
             help_text="metric_runs (ids), rating_jobs (ids), and optionally metrics, dimensions, "
             "level (turn|dialogue|system), grouping (skill|dataset|none), system_scores "
-            "(mean|corpus), methods, bootstrap, seed"
+            "(mean|corpus), methods, bootstrap, seed",
         )
+
+        def validate_config(self, value: object) -> dict:
+            if not isinstance(value, dict):
+                raise serializers.ValidationError("expected a JSON object")
+            return value
 
     def get_queryset(self):
         return selectors.report_list()

@@ -126,7 +126,9 @@ class BertScorer:
                 self._refs.move_to_end(text)
                 emb[text], ids[text] = cached
         missing = [t for t in dict.fromkeys([*refs, *hyps]) if t not in emb]
-        missing_ids = self.token_ids(missing)
+        # Every text may be cached already (a system that answers with other references, e.g.
+        # the demo's random replies): a tokenizer given no text raises IndexError.
+        missing_ids = self.token_ids(missing) if missing else []
         for text, vec, tokens in zip(missing, self._embed(missing_ids), missing_ids, strict=True):
             emb[text], ids[text] = vec, tokens
         for text in dict.fromkeys(refs):

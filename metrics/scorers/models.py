@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import os
 from collections.abc import Callable, Hashable
 from pathlib import Path
@@ -33,6 +34,19 @@ PACKAGED_MODELS: dict[str, tuple[str, str, tuple[str, ...]]] = {
 }
 # Settings that default to a packaged model for a language when the run gives none.
 DEFAULT_MODEL_SETTINGS = ("sentence_model", "bertscore_model")
+# A local model directory's manifest (written by `metrics.scorers.demo_vectors.save_encoder`)
+# and the settings such a directory serves: its input embeddings are word vectors too.
+MANIFEST = "platform-model.json"
+ENCODER_SETTINGS = ("sentence_model", "bertscore_model", "word_vectors")
+
+
+def read_manifest(directory: Path) -> dict[str, object] | None:
+    """The manifest of a local model directory, else None."""
+    try:
+        value = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def packaged_model_dir(value: str) -> Path | None:
@@ -48,22 +62,44 @@ def packaged_model_dir(value: str) -> Path | None:
     return path if (path / "config.json").is_file() else None
 
 
-def offline_models() -> list[tuple[str, Path, tuple[str, ...]]]:
-    """``(hub id, directory, languages)`` of every packaged model installed here."""
+def local_models(directory: Path | None) -> list[tuple[str, Path, tuple[str, ...]]]:
+    """``(name, directory, languages)`` of every model directory under ``directory`` that has a
+    manifest (:mod:`metrics.scorers.demo_vectors`): the demo-quality vectors the demo trains."""
+    if directory is None or not directory.is_dir():
+        return []
+    found = []
+    for path in sorted(p for p in directory.iterdir() if p.is_dir()):
+        manifest = read_manifest(path)
+        if manifest is None or not (path / "config.json").is_file():
+            continue
+        languages = manifest.get("languages")
+        if isinstance(languages, list):
+            found.append((path.name, path, tuple(str(lang) for lang in languages)))
+    return found
+
+
+def offline_models(local: Path | None = None) -> list[tuple[str, Path, tuple[str, ...]]]:
+    """``(name, directory, languages)`` of every packaged model installed here, then of the
+    local model directories under ``local``."""
     found = []
     for name, (_module, _folder, languages) in PACKAGED_MODELS.items():
         path = packaged_model_dir(name)
         if path is not None:
             found.append((name, path, languages))
-    return found
+    return found + local_models(local)
 
 
-def default_models(lang: str) -> dict[str, str]:
+def default_models(lang: str, local: Path | None = None) -> dict[str, str]:
     """Model settings to use for ``lang`` when a run names none: the first packaged model
-    installed for that language (by hub id, so signatures name it), else nothing."""
+    installed for that language (by hub id, so signatures name it), else the first local model
+    directory under ``local`` for it (by path; signatures name the directory, ``demo-quality-…``
+    for the demo's vectors), which also gives the word vectors; else nothing."""
     for name, _path, languages in offline_models():
         if lang in languages:
             return dict.fromkeys(DEFAULT_MODEL_SETTINGS, name)
+    for _name, path, languages in local_models(local):
+        if lang in languages:
+            return dict.fromkeys(ENCODER_SETTINGS, str(path))
     return {}
 
 

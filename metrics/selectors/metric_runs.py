@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Q, QuerySet
 
-from chat.models import Campaign, Dialogue, Turn
+from chat.models import Dialogue, Turn
 from metrics.models import JobStatus, Level, MetricRun, MetricRunChunk, MetricScore
 from metrics.scorers.registry import METRICS
 
@@ -53,14 +53,15 @@ def response_units(*, run: MetricRun, backend_id: int, skill_id: int | None) -> 
     """The responses of one system batch (a backend's dialogues of one skill, or of all skills
     when ``skill_id`` is None), in dialogue and turn order.
 
-    Static answers (static-run dialogues, static campaigns, uploads) copy the sample's context
+    Static answers (static-run dialogues, static campaigns, uploads, imports of static answers)
+    copy the sample's context
     as user *and* system turns before the model's reply, so only their last turn is the
     model's; elsewhere every system turn is.
     """
     dialogues = target_dialogues(run=run).filter(backend_id=backend_id)
     if skill_id is not None:
         dialogues = dialogues.filter(skill_id=skill_id)
-    static_campaign = run.campaign.mode == Campaign.Mode.STATIC
+    static_campaign = run.campaign.answers_are_last_turns
     turns = (
         Turn.objects.filter(dialogue__in=dialogues)
         .order_by("dialogue_id", "index")

@@ -15,12 +15,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings as django_settings
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from metrics.scorers.base import MetricUnavailable, Settings
 from metrics.scorers.models import default_models, resolve_model
 from metrics.scorers.registry import METRICS
+
+
+def local_models_dir() -> Path:
+    """Where model directories trained on this installation live (``VAR_DIR/models/``): the
+    demo's demo-quality vectors (:mod:`workspace.demo`); runs in a language without a packaged
+    model default to them (:func:`metrics.scorers.models.default_models`). Tests point
+    ``METRIC_MODELS_DIR`` at a folder of their own."""
+    configured = getattr(django_settings, "METRIC_MODELS_DIR", None)
+    return Path(configured) if configured else Path(django_settings.VAR_DIR) / "models"
+
 
 # kernel -> (setting holding its model, what the model is, how to make it available)
 MODEL_REQUIREMENTS: dict[str, tuple[str, str, Any]] = {
@@ -137,7 +148,7 @@ def metric_run_preflight(*, metrics: Iterable[str], settings: Mapping[str, Any])
     would store them (language defaults for packaged models applied)."""
     values = dict(settings)
     resolved = Settings.from_dict(values)
-    for key, model in default_models(resolved.lang).items():
+    for key, model in default_models(resolved.lang, local_models_dir()).items():
         if not values.get(key):
             values[key] = model
     resolved = Settings.from_dict(values)

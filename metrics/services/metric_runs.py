@@ -41,6 +41,7 @@ from metrics.scorers.models import default_models
 from metrics.scorers.offline import InputError, read_items
 from metrics.scorers.registry import METRICS, PRESETS
 from metrics.selectors import metric_runs as selectors
+from metrics.selectors.preflight import local_models_dir
 from metrics.services.metric_run_scoring import WRITE_BATCH_SIZE, chunk_queue, metric_run_finish
 
 RUN_NAME_MAX_LENGTH = 160  # MetricRun.name
@@ -120,7 +121,8 @@ def _type_ok(value: Any, annotation: Any) -> bool:
 
 def check_settings(values: Mapping[str, Any] | None) -> dict[str, Any]:
     """The run's stored settings: the given ones validated (each error names the setting), plus
-    a packaged model for the English neural metrics when none is given."""
+    a packaged model for the English neural metrics when none is given (for another language,
+    a model trained on this installation, e.g. the demo's demo-quality vectors)."""
     values = dict(values or {})
     hints = typing.get_type_hints(Settings)
     known = {f.name for f in dataclasses.fields(Settings)}
@@ -140,7 +142,7 @@ def check_settings(values: Mapping[str, Any] | None) -> dict[str, Any]:
         settings = Settings.from_dict(values)
     except (ValueError, TypeError) as exc:
         raise MetricRunError(str(exc), field="settings") from exc
-    for key, model in default_models(settings.lang).items():
+    for key, model in default_models(settings.lang, local_models_dir()).items():
         if not values.get(key):
             values[key] = model
     return values

@@ -19,7 +19,7 @@ from metrics.models import JobStatus, Level, MetricRun
 from metrics.scorers.models import offline_models
 from metrics.scorers.registry import METRICS, PRESETS
 from metrics.selectors import metric_runs as selectors
-from metrics.selectors.preflight import Preflight, metric_run_preflight
+from metrics.selectors.preflight import Preflight, local_models_dir, metric_run_preflight
 from metrics.services import metric_runs as services
 
 ACTIVE = (JobStatus.PENDING, JobStatus.RUNNING)
@@ -74,9 +74,17 @@ def run_preflight(request: HttpRequest) -> HttpResponse:
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
 def run_create(request: HttpRequest) -> HttpResponse:
-    initial = {"campaign": request.GET.get("campaign"), "static_run": request.GET.get("static_run")}
+    initial: dict[str, object] = {
+        "campaign": request.GET.get("campaign"),
+        "static_run": request.GET.get("static_run"),
+    }
     if initial["static_run"]:  # "compute metrics" on a finished static run
         initial["target"] = MetricRun.Target.STATIC_RUN
+    # A next step may preselect metrics or presets (`?metrics=msde16`); unknown names are dropped.
+    known = {value for value, _label in MetricRunForm.base_fields["metrics"].choices}
+    chosen = [name for name in request.GET.getlist("metrics") if name in known]
+    if chosen:
+        initial["metrics"] = chosen
     form = MetricRunForm(request.POST or None, request.FILES or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -116,7 +124,7 @@ def run_create(request: HttpRequest) -> HttpResponse:
             "preflight": preflight,
             "preflight_error": preflight_error,
             "metric_groups": _metric_groups(form),
-            "offline_models": offline_models(),
+            "offline_models": offline_models(local_models_dir()),
             "presets": {k: list(v) for k, v in PRESETS.items()},
         },
         status=status,

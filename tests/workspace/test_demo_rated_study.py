@@ -5,6 +5,7 @@ and the researcher home offers the metric run, then the report."""
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 from django.core.management import call_command
@@ -86,3 +87,43 @@ def test_the_simulated_raters_are_not_offered_new_work_until_they_can_log_in(res
     rater.set_password("now-they-can-log-in")
     rater.save()
     assert "simulated-rater-1" in set(experts().values_list("username", flat=True))
+
+
+def test_the_msde_step_preselects_the_preset_and_the_demo_scores_every_neural_metric_but_bleurt(
+    researcher_client,
+):
+    from metrics.models import MetricScore
+    from metrics.selectors.metric_runs import run_metric_status
+
+    call_command("load_demo", stdout=io.StringIO())
+    study = Campaign.objects.get(name=RATED_STUDY)
+    home = researcher_client.get(reverse("home")).content.decode()
+    step = f"{reverse('metrics:metric-run-create')}?campaign={study.pk}&amp;metrics=msde16"
+    assert step in home
+    form = researcher_client.get(step.replace("&amp;", "&"))
+    assert form.status_code == 200
+    assert form.context["form"]["metrics"].value() == ["msde16"]
+    assert re.search(r'value="msde16"[^>]*checked', form.content.decode())
+
+    run = metric_runs.metric_run_create(name="msde", metrics=["msde16"], campaign=study)
+    for chunk_id in run.chunks.values_list("pk", flat=True):
+        metric_run_scoring.metric_run_score_chunk(chunk_id=chunk_id)
+    run.refresh_from_db()
+    assert run.status == JobStatus.DONE, run.error
+    status = {row["name"]: str(row["status"]) for row in run_metric_status(run=run)}
+    # Only BLEURT, a learned metric with no checkpoint to ship, stays unavailable.
+    assert status.pop("bleurt").startswith("unavailable: no BLEURT checkpoint")
+    assert status == dict.fromkeys(status, "ok") and len(status) == 15
+    # The study's responses are its systems' replies, one per dialogue, each with a reference.
+    turn_scores = MetricScore.objects.filter(run=run, metric="f1", level="turn")
+    assert turn_scores.count() == 96
+    # The neural metrics ran on the demo's own vectors, and say so in their signatures.
+    for metric in ("sentence-cosine", "embedding-average", "greedy-matching", "bertscore-f1"):
+        assert "demo-quality-zh-ppmi-svd" in run.signatures[metric]
+    # They are not constant: the grounded system and the random replies score apart.
+    by_system = dict(
+        MetricScore.objects.filter(
+            run=run, metric="bertscore-f1", level="system", group=""
+        ).values_list("backend__name", "value")
+    )
+    assert by_system["知识模板"] != by_system["随机回复"]

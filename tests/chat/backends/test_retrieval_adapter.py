@@ -183,3 +183,56 @@ def test_a_reply_checks_the_dataset_with_index_lookups_and_reloads_when_it_chang
     Dataset.objects.filter(pk=dataset.pk).update(sample_count=3)
     again = retrieval._load_corpus("检索缓存")
     assert again is not first and len(again.responses) == 3
+
+
+def _reply(backend: Backend, history: list[tuple[str, str]]) -> str:
+    request = build_request(
+        backend=backend, skill="chitchat", language="zh", grounding={}, history=history
+    )
+    return complete_reply_sync(backend=backend, request=request).text
+
+
+@pytest.mark.parametrize("method", ["tfidf", "bm25"])
+def test_it_does_not_repeat_a_reply_it_has_given_in_the_dialogue(method: str) -> None:
+    dataset = _dataset(f"检索-不重复-{method}")
+    backend = Backend.objects.create(
+        name=f"检索-不重复-{method}",
+        adapter="retrieval",
+        config={"method": method, "dataset": dataset.name},
+    )
+    history: list[tuple[str, str]] = []
+    replies = []
+    for question in ["红烧肉怎么做？", "红烧肉太甜了", "红烧肉还能怎么做"]:
+        history.append(("user", question))
+        reply = _reply(backend, history)
+        replies.append(reply)
+        history.append(("system", reply))
+    assert replies[0] == "少放点冰糖，最后大火收汁就好。"
+    # The next-best candidates answer the same topic's follow-ups: three different sentences.
+    assert len(set(replies)) == 3
+    assert set(replies) <= {reference for _context, reference in TOPICS if reference}
+
+
+def test_a_user_utterance_equal_to_a_reference_does_not_block_that_reply() -> None:
+    dataset = _dataset("检索-用户原句")
+    backend = Backend.objects.create(
+        name="检索-用户原句",
+        adapter="retrieval",
+        config={"method": "bm25", "dataset": dataset.name},
+    )
+    # Only the backend's own replies are excluded, not what the user typed.
+    reply = _reply(backend, [("user", "少放点冰糖，最后大火收汁就好。")])
+    assert reply == "少放点冰糖，最后大火收汁就好。"
+
+
+def test_it_repeats_the_best_reply_only_when_every_candidate_has_been_given() -> None:
+    dataset = _dataset("检索-用尽")
+    backend = Backend.objects.create(
+        name="检索-用尽", adapter="retrieval", config={"method": "bm25", "dataset": dataset.name}
+    )
+    history: list[tuple[str, str]] = []
+    for _context, reference in TOPICS:
+        if reference:
+            history += [("user", "嗯"), ("system", reference)]
+    history.append(("user", "红烧肉怎么做？"))
+    assert _reply(backend, history) == "少放点冰糖，最后大火收汁就好。"

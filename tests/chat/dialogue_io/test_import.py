@@ -219,3 +219,40 @@ def test_a_campaign_of_another_mode_is_refused_and_a_name_is_required():
     with pytest.raises(DialogueImportError, match="a campaign name is required"):
         dialogues_import(fileobj=jsonl(line()), campaign_name="  ")
     assert not Dialogue.objects.exists()
+
+
+def test_static_answers_make_only_each_dialogues_last_turn_the_systems_response(researcher):
+    """A static run made elsewhere: the context (user and system turns, from a dataset) then the
+    system's one reply. Metric runs score only that reply; whole dialogues score every turn."""
+    from metrics.models import MetricRun
+    from metrics.selectors.metric_runs import response_units
+
+    turns = [
+        {"speaker": "user", "text": "你好"},
+        {"speaker": "system", "text": "数据集里的上文"},
+        {"speaker": "user", "text": "推荐一部电影"},
+        {"speaker": "system", "text": "看《流浪地球》吧", "references": ["《流浪地球》不错"]},
+    ]
+    for name, static_answers, expected in [
+        ("静态回答", True, ["看《流浪地球》吧"]),
+        ("完整对话", False, ["数据集里的上文", "看《流浪地球》吧"]),
+    ]:
+        result = dialogues_import(
+            fileobj=jsonl(line(id=name, turns=turns)),
+            campaign_name=name,
+            created_by=researcher,
+            static_answers=static_answers,
+        )
+        campaign = Campaign.objects.get(name=name)
+        assert campaign.static_answers is static_answers
+        assert campaign.answers_are_last_turns is static_answers
+        run = MetricRun.objects.create(name=name, campaign=campaign, metrics=["f1"])
+        backend_id = result.campaign.campaign_backends.get().backend_id
+        units = response_units(run=run, backend_id=backend_id, skill_id=None)
+        assert [u.text for u in units] == expected
+        assert units[-1].references == ["《流浪地球》不错"]
+    # A campaign keeps its kind: whole dialogues are refused into one of static answers.
+    with pytest.raises(DialogueImportError) as caught:
+        dialogues_import(fileobj=jsonl(line(id="x")), campaign_name="静态回答")
+    assert caught.value.field == "static_answers"
+    assert Dialogue.objects.filter(campaign__name="静态回答").count() == 1

@@ -167,18 +167,20 @@ def test_the_api_creates_lists_scores_cancels_and_resumes(api, django_capture_on
     study = make_study(dialogues_per_cell=1)
     bad = api.post(
         "/api/metric-runs/",
-        {"name": "x", "metrics": ["f1"], "campaign": study.campaign.name, "settings": {"x": 1}},
+        {"name": "x", "metrics": ["f1"], "campaign": study.campaign.pk, "settings": {"x": 1}},
         format="json",
     )
     assert bad.status_code == 400
     assert bad.json()["field"] == "settings" and "unknown setting(s) x" in bad.json()["detail"]
     created = api.post(
         "/api/metric-runs/",
-        {"name": "api", "metrics": ["f1", "dist-1"], "campaign": study.campaign.name},
+        {"name": "api", "metrics": ["f1", "dist-1"], "campaign": study.campaign.pk},
         format="json",
     )
     assert created.status_code == 201, created.json()
     run = MetricRun.objects.get(pk=created.json()["id"])
+    assert run.campaign == study.campaign
+    assert created.json()["campaign_id"] == study.campaign.pk
     assert api.get("/api/metric-runs/").json()["count"] == 1
     assert api.post(f"/api/metric-runs/{run.pk}/cancel/").json()["status"] == "cancelled"
     assert api.post(f"/api/metric-runs/{run.pk}/cancel/").status_code == 409
@@ -260,3 +262,34 @@ def test_score_csv_download_writes_formula_cells_as_text(researcher_client, scor
     assert mine and {r["dialogue_external_id"] for r in mine} == {"'=1+1"}
     assert {r["value"] for r in mine} == {"-0.5"}
     assert scored_run.scores.filter(dialogue=dialogue, level="dialogue", value=-0.5).exists()
+
+
+def test_the_api_takes_the_campaign_by_id_or_by_name_under_campaign_name(api):
+    study = make_study(dialogues_per_cell=1)
+    by_name = api.post(
+        "/api/metric-runs/",
+        {"name": "按名", "metrics": ["f1"], "campaign_name": study.campaign.name},
+        format="json",
+    )
+    assert by_name.status_code == 201, by_name.json()
+    assert MetricRun.objects.get(pk=by_name.json()["id"]).campaign == study.campaign
+    # A name where the id belongs is refused with a message that points to campaign_name.
+    named_id = api.post(
+        "/api/metric-runs/",
+        {"name": "错位", "metrics": ["f1"], "campaign": study.campaign.name},
+        format="json",
+    )
+    assert named_id.status_code == 400
+    assert "campaign_name" in named_id.json()["campaign"][0]
+    unknown = api.post(
+        "/api/metric-runs/", {"name": "无", "metrics": ["f1"], "campaign": 987654}, format="json"
+    )
+    assert unknown.status_code == 400 and "campaign" in unknown.json()
+    assert not MetricRun.objects.filter(name__in=["错位", "无"]).exists()
+
+
+def test_the_schema_documents_the_campaign_as_an_id(api):
+    schema = api.get("/api/schema/", {"format": "json"}).json()
+    fields = schema["components"]["schemas"]["MetricRunInput"]["properties"]
+    assert fields["campaign"]["type"] == "integer"
+    assert fields["campaign_name"]["type"] == "string"

@@ -97,6 +97,21 @@ def test_reference_embeddings_are_reused_across_systems(
     assert not np.allclose(second["bertscore-f1"].per_response, first["bertscore-f1"].per_response)
 
 
+def test_a_system_that_answers_only_with_cached_references_is_scored(
+    zh_corpus, tiny_bert: Path
+) -> None:
+    """Every text already embedded (a system replying with other samples' references, as the
+    demo's random system does): nothing is left to encode, and the batch still scores."""
+    refs = [[g] if isinstance(g, str) else g for _, g in zh_corpus]
+    settings = _settings(tiny_bert, bertscore_layer=1)
+    score(NAMES, [h for h, _ in zh_corpus], refs, settings=settings)
+    flat = [r[0] for r in refs]
+    shifted = flat[1:] + flat[:1]  # each reply is another sample's (cached) reference
+    result = score(NAMES, shifted, refs, settings=settings)
+    assert result["bertscore-f1"].status == "ok"
+    assert len(result["bertscore-f1"].per_response) == len(shifted)
+
+
 def test_an_empty_candidate_or_reference_scores_zero(tiny_bert: Path) -> None:
     results = score(
         NAMES, ["", "你好", "  "], [["您好"], [""], ["好"]], settings=_settings(tiny_bert)

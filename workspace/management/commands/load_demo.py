@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.urls import reverse
 
-from workspace.demo import demo_load
+from workspace.demo import demo_load, demo_models_train
 
 
 def default_base_url() -> str:
@@ -44,6 +44,11 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"Rated study (simulated raters): 「{summary.rated_study.name}」 — start an MSDE-16"
                 " metric run on it, then a correlation report (the home page links both)."
+            )
+        for directory in demo_models_train():
+            self.stdout.write(
+                f"Demo-quality vectors for the neural metrics (trained on the demo data, not for "
+                f"published figures): {directory}"
             )
         if summary.japanese_campaign is not None:
             join = reverse("chat:campaign-join", args=[summary.japanese_campaign.invite_token])
