@@ -14,6 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import Http404
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from chat.models import Campaign, CampaignBackend, Dialogue, Participant, Turn
 from core.i18n import pick_text
@@ -282,9 +283,15 @@ def with_finish_hint(state: ChatState) -> ChatState:
         if state.awaiting_reply:
             hint = _("请等待模型回复。")
         elif state.turns_done < state.min_turns:
-            hint = _("至少需要 %(n)d 轮对话。") % {"n": state.min_turns}
+            hint = ngettext(
+                "至少需要 %(n)d 轮对话。", "至少需要 %(n)d 轮对话。", state.min_turns
+            ) % {"n": state.min_turns}
         else:
-            hint = _("请用完并勾选全部信息，或聊满 %(n)d 轮。") % {"n": state.max_turns}
+            hint = ngettext(
+                "请用完并勾选全部信息，或聊满 %(n)d 轮。",
+                "请用完并勾选全部信息，或聊满 %(n)d 轮。",
+                state.max_turns,
+            ) % {"n": state.max_turns}
     return replace(state, finish_hint=hint)
 
 
