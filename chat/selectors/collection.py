@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from chat.models import Campaign, CampaignBackend, Dialogue, Participant, Turn
-from core.i18n import pick_text
+from core.i18n import display_alias, pick_text
 
 
 @dataclass(frozen=True)
@@ -358,11 +358,11 @@ def backend_alias(*, dialogue: Dialogue) -> str:
     """The blind alias workers see; the model's name never reaches them. A dialogue from
     `worker_dialogue_get` carries it already."""
     if "blind_alias" in vars(dialogue):
-        return vars(dialogue)["blind_alias"] or _("模型")
+        return display_alias(vars(dialogue)["blind_alias"] or "") or _("模型")
     aliases = CampaignBackend.objects.filter(
         campaign_id=dialogue.campaign_id, backend_id=dialogue.backend_id
     ).values_list("alias", flat=True)[:1]  # (unique together; no ORDER BY as `first` adds)
-    return next(iter(aliases), "") or _("模型")
+    return display_alias(next(iter(aliases), "")) or _("模型")
 
 
 def campaign_instructions(*, dialogue: Dialogue, language_code: str) -> str:
