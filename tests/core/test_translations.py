@@ -408,3 +408,26 @@ def test_blind_aliases_follow_the_viewers_language_and_stay_stored_as_they_are()
         assert display_alias(stored) == "モデル A"
     with translation.override("zh-hans"):
         assert display_alias("Model C") == "模型 C"
+
+
+def test_rubric_choices_show_their_title_in_the_page_language(english_researcher):
+    from annotation.models import Rubric
+
+    msde = Rubric.objects.filter(key="msde").order_by("-version").first()
+    for url in (reverse("annotation:job-create"), reverse("judges:judge-create")):
+        response = english_researcher.get(url)
+        assert response.status_code == 200
+        html = response.content.decode()
+        option = re.search(rf'<option value="{msde.pk}"[^>]*>([^<]*)</option>', html).group(1)
+        assert option == f"msde v{msde.version} — {msde.title['en']}", url
+
+
+def test_tables_name_skills_not_their_keys(english_researcher):
+    from chat.models import Campaign
+
+    campaign = Campaign.objects.get()  # the fixture's study, one knowledge scenario
+    response = english_researcher.get(reverse("chat:campaign-detail", args=[campaign.pk]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<td>Knowledge-grounded dialogue</td>" in html
+    assert "<td>knowledge</td>" not in html
