@@ -453,7 +453,8 @@ def test_a_studys_researcher_pages_campaign_job_results_run_and_report_are_japan
     # The analysis's own words (notes, table titles) and the figures' titles are Japanese too.
     html = client.get(reverse("metrics:report-detail", args=[report.pk])).content.decode()
     assert (
-        "指標と人手評価の相関（全グループ）" in html and "システムレベルで突き合わせた単位" in html
+        "片側にしかない単位は相関に含めません。" in html
+        and "システムレベルで突き合わせた単位" in html
     )
     assert "Units joined" not in html and "Correlation with human scores" not in html
     svg = client.get(reverse("metrics:report-figure", args=[report.pk, "heatmap_pearson.svg"]))
