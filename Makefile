@@ -23,7 +23,7 @@ demo: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
 	@set -a; [ -f .env ] && . ./.env; set +a; \
-	echo "Starting web (http://$${WEB_HOST:-127.0.0.1}:$${WEB_PORT:-8000}) and a Celery worker; Ctrl-C stops both."
+	echo "Starting the Procfile's four processes: web (http://$${WEB_HOST:-127.0.0.1}:$${WEB_PORT:-8000}), worker (Celery), beat (Celery beat) and chat (chat worker); Ctrl-C stops all four."
 	# Plain HTTP on 127.0.0.1: no HTTPS redirect or Secure-only cookies (SITE_HTTPS, .env.example).
 	SITE_HTTPS=$${SITE_HTTPS:-false} $(BIN)/honcho start -f Procfile
 

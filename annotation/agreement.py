@@ -69,7 +69,8 @@ class RaterDeviation:
     """A rater's answers minus the mean of the other raters on the same items, on a 0..1 scale
     (each question's range mapped to 0..1). `z` places `mean_abs_deviation` among all raters;
     `flagged` when z exceeds the threshold. With n raters no z can exceed (n − 1)/√n, so a
-    2-SD flag needs at least 6 raters."""
+    2-SD flag needs at least 6 raters. `n` counts the answers compared (items another rater
+    also answered); `n_answers` all the rater's numeric answers, compared or not."""
 
     rater: Hashable
     n: int
@@ -77,6 +78,7 @@ class RaterDeviation:
     mean_abs_deviation: float | None
     z: float | None
     flagged: bool
+    n_answers: int = 0
 
 
 def percent_agreement(data: ArrayLike) -> float | None:
@@ -232,6 +234,7 @@ def rater_deviations(
     rubric = as_spec(spec)
     items = as_answers(answers)
     deviations: dict[Hashable, list[np.ndarray]] = defaultdict(list)
+    answered: dict[Hashable, int] = defaultdict(int)
     for q in rubric.questions:
         numeric = q.type in ("yesno", "scale", "likert") or (
             q.type == "choice" and q.measurement != "nominal"
@@ -247,6 +250,7 @@ def rater_deviations(
         deviation = np.where(rated & (n >= 2), scaled - others, np.nan)
         for row, rater in enumerate(matrix.raters):
             deviations[rater].append(deviation[row][~np.isnan(deviation[row])])
+            answered[rater] += int(rated[row].sum())
     pooled = {rater: np.concatenate(parts) for rater, parts in deviations.items()}
     mean_abs = {r: float(np.abs(d).mean()) for r, d in pooled.items() if d.size}
     spread = np.std(list(mean_abs.values()), ddof=1) if len(mean_abs) > 1 else 0.0
@@ -262,6 +266,7 @@ def rater_deviations(
                 mean_abs_deviation=mean_abs.get(rater),
                 z=z,
                 flagged=z is not None and z > z_threshold,
+                n_answers=answered[rater],
             )
         )
     return results

@@ -12,13 +12,13 @@ from annotation.selectors.rating import GoldGroup, experts, gold_dialogue
 from annotation.services.quality import QualitySettings, QualitySettingsError
 from annotation.services.review import MAX_REVIEWERS
 from chat.models import Campaign, Dialogue, StaticRun
-from core.i18n import punctuation
+from core.i18n import pick_text, punctuation
 
 
 class RubricChoiceField(forms.ModelChoiceField):
     def label_from_instance(self, obj: Rubric) -> str:
-        title = obj.title.get("zh-hans") or obj.title.get("en") or ""
-        return f"{obj.key} v{obj.version} — {title}"
+        """The rubric's title in the page's language (its stored titles per language)."""
+        return f"{obj.key} v{obj.version} — {pick_text(obj.title)}"
 
 
 class RatingJobForm(forms.Form):

@@ -287,6 +287,9 @@ GIL_SWITCH_INTERVAL_MS = env.float("GIL_SWITCH_INTERVAL_MS", default=1.0)
 
 # Seconds /healthz waits for a worker to answer its ping task.
 HEALTH_WORKER_TIMEOUT = env.float("HEALTH_WORKER_TIMEOUT", default=5.0)
+# Seconds /healthz reuses the worker check's answer (a ping round trip is too slow to make on
+# every poll of a load balancer); 0 pings on every request.
+HEALTH_WORKER_CHECK_MAX_AGE = env.float("HEALTH_WORKER_CHECK_MAX_AGE", default=15.0)
 
 # --- Auth, i18n ---------------------------------------------------------------------------
 # django-axes counts failed logins (login page, admin, POST /api/token/) per account and per

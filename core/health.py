@@ -8,10 +8,12 @@ imports no app, so the apps register them (``metrics`` in its ``AppConfig.ready`
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
 from celery.exceptions import TimeoutError as CeleryTimeout
+from django.core.cache import cache
 from django.db import connection
 from kombu.connection import Connection
 
@@ -72,14 +74,40 @@ def _check_worker(timeout: float) -> dict[str, Any]:
         return {"ok": False, "detail": f"{type(exc).__name__}: {exc}"}
 
 
-def health_check(*, worker_timeout: float = 5.0, broker_url: str | None = None) -> dict[str, Any]:
-    """Check each dependency; `broker_url` defaults to the configured broker."""
+WORKER_CHECK_CACHE_KEY = "health:worker-check"
+
+
+def _recent_worker_check(timeout: float, max_age: float) -> dict[str, Any]:
+    """The worker check, reused for `max_age` seconds (0: run it every time).
+
+    The ping is a round trip through the broker and a worker: a second or more on a busy
+    machine, up to `timeout` with no worker, which a load balancer polling every few seconds
+    would pay on every poll (and could pile up). Its result, good or bad, is kept in the cache
+    (shared by the web processes when the cache is Redis) and reported with its age, so a
+    worker that dies shows as down at most `max_age` seconds later, and one that comes back as
+    up at most as late."""
+    if max_age <= 0:
+        return _check_worker(timeout)
+    now = time.time()
+    cached = cache.get(WORKER_CHECK_CACHE_KEY)
+    if cached is not None and now - cached["at"] < max_age:
+        return {**cached["result"], "checked_seconds_ago": round(now - cached["at"], 1)}
+    result = _check_worker(timeout)
+    cache.set(WORKER_CHECK_CACHE_KEY, {"result": result, "at": time.time()}, timeout=max_age)
+    return {**result, "checked_seconds_ago": 0.0}
+
+
+def health_check(
+    *, worker_timeout: float = 5.0, broker_url: str | None = None, worker_max_age: float = 0.0
+) -> dict[str, Any]:
+    """Check each dependency; `broker_url` defaults to the configured broker; the worker check
+    is reused for `worker_max_age` seconds (see :func:`_recent_worker_check`)."""
     checks = {
         "database": _check_database(),
         "broker": _check_broker(broker_url or celery_app.conf.broker_url),
     }
     if checks["broker"]["ok"]:
-        checks["worker"] = _check_worker(worker_timeout)
+        checks["worker"] = _recent_worker_check(worker_timeout, worker_max_age)
     else:
         checks["worker"] = {"ok": False, "detail": "not checked: the broker is down"}
     ok = all(check["ok"] for check in checks.values())

@@ -8,6 +8,7 @@ English and then Chinese (a Japanese reader is more likely to read English than 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -69,3 +70,19 @@ def punctuation(mark: str) -> str:
     so an English page never reads "Status：done"."""
     full_width = interface_language() in ("zh-hans", "ja")
     return (_FULL_WIDTH if full_width else _ASCII)[mark]
+
+
+# The default blind aliases a campaign gets (chat.services.campaigns.default_alias), in any of the
+# interface languages: 模型 A, Model B, モデル AA.
+_DEFAULT_ALIAS = re.compile(r"(?:模型|Model|モデル) ([A-Z]{1,3})")
+
+
+def display_alias(alias: str) -> str:
+    """A blind alias as the viewer reads it: a default alias ("模型 A", stored in the campaign's
+    language when it was created) in the active language ("Model A", "モデル A"); an alias the
+    researcher wrote is theirs and shown as it is. The stored alias never changes: exports, the
+    API and reports keep it as their key."""
+    match = _DEFAULT_ALIAS.fullmatch(alias.strip())
+    if match is None:
+        return alias
+    return translation.pgettext("blind alias", "模型 %(letters)s") % {"letters": match.group(1)}

@@ -9,5 +9,8 @@ from core.health import health_check
 @never_cache
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    report = health_check(worker_timeout=settings.HEALTH_WORKER_TIMEOUT)
+    report = health_check(
+        worker_timeout=settings.HEALTH_WORKER_TIMEOUT,
+        worker_max_age=settings.HEALTH_WORKER_CHECK_MAX_AGE,
+    )
     return JsonResponse(report, status=200 if report["status"] == "ok" else 503)

@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from annotation.forms import RubricChoiceField
 from annotation.models import Rubric
 from chat.models import Backend, Campaign, StaticRun
 from judges.models import Judge
@@ -18,7 +19,7 @@ class JudgeForm(forms.Form):
         label=_("裁判模型（已注册的后端）"),
         queryset=Backend.objects.filter(active=True).exclude(adapter=Backend.Adapter.IMPORTED),
     )
-    rubric = forms.ModelChoiceField(label=_("量表"), queryset=Rubric.objects.all())
+    rubric = RubricChoiceField(label=_("量表"), queryset=Rubric.objects.all())
     mode = forms.ChoiceField(label=_("评判方式"), choices=Judge.Mode.choices)
     temperature = forms.FloatField(label=_("温度"), required=False, min_value=0, max_value=2)
     max_tokens = forms.IntegerField(label=_("最大生成 token 数"), required=False, min_value=1)

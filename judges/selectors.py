@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
+from django.utils.formats import number_format
+from django.utils.translation import gettext as _
 
 from annotation.models import RatingJob
 from annotation.rubric_spec import validate_spec
@@ -26,6 +28,29 @@ def judge_list() -> QuerySet[Judge]:
     return Judge.objects.select_related("backend", "rubric", "created_by").order_by(
         "key", "-version"
     )
+
+
+def judge_sampling(judge: Judge) -> list[tuple[str, str]]:
+    """The judge's sampling settings as (label, value) pairs in the page's language, in the
+    judge form's order and words (the stored JSON is configuration, not something to show)."""
+    sampling = judge.sampling or {}
+    aggregates = {"mean": _("平均"), "majority": _("多数投票")}
+    rows = [
+        (_("采样次数 n"), number_format(sampling.get("n", 1))),
+        (
+            _("多次采样的汇总"),
+            str(aggregates.get(sampling.get("aggregate", "mean"), sampling.get("aggregate"))),
+        ),
+    ]
+    if sampling.get("temperature") is not None:
+        rows.append((_("温度"), number_format(sampling["temperature"])))
+    if sampling.get("max_tokens") is not None:
+        rows.append((_("最大生成 token 数"), number_format(sampling["max_tokens"])))
+    if sampling.get("rate_limit_per_s"):
+        rows.append((_("每秒最多请求数"), number_format(sampling["rate_limit_per_s"])))
+    if sampling.get("geval"):
+        rows.append(("G-Eval", _("按对数概率加权打分")))
+    return rows
 
 
 def judge_runs(*, judge: Judge | None = None) -> QuerySet[JudgeRun]:

@@ -90,6 +90,7 @@ def judge_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "judge": judge,
         "versions": Judge.objects.filter(key=judge.key).order_by("-version"),
+        "sampling": selectors.judge_sampling(judge),
         "runs": selectors.judge_runs(judge=judge)[:20],
         "preview_form": PreviewForm(initial={"dialogue": sample}),
         "run_form": RunForm(),

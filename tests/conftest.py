@@ -76,6 +76,17 @@ def _each_test_starts_in_the_default_language() -> Iterator[None]:
     translation.deactivate()
 
 
+@pytest.fixture(autouse=True)
+def _each_test_pings_the_workers_afresh() -> None:
+    """/healthz reuses its last worker check for a while (HEALTH_WORKER_CHECK_MAX_AGE), in the
+    cache: one test's answer (no worker) must not become the next one's."""
+    from django.core.cache import cache
+
+    from core.health import WORKER_CHECK_CACHE_KEY
+
+    cache.delete(WORKER_CHECK_CACHE_KEY)
+
+
 @pytest.fixture
 def researcher(db) -> User:
     return make_user("rita", Role.RESEARCHER)

@@ -33,6 +33,7 @@ class RaterDeviationRow:
     mean_abs_deviation: float | None
     z: float | None
     flagged: bool
+    n_answers: int  # all the rater's numeric answers; `n` only those compared with another
 
 
 def agreement_conventions(data: JobAnswers) -> tuple[str, ...]:
@@ -94,6 +95,7 @@ def job_rater_deviations(
             mean_abs_deviation=d.mean_abs_deviation,
             z=d.z,
             flagged=d.flagged,
+            n_answers=d.n_answers,
         )
         for d in deviations
     ]

@@ -183,6 +183,21 @@ class RaterProgress:
         return round(100 * self.done / self.total) if self.total else 0
 
 
+def _rated_dialogue_count(job: RatingJob) -> int:
+    """The dialogues the job rates: its pool (accepted dialogues, sample, minus gold) and any
+    dialogue it holds real work on outside that pool. A live job rates dialogues while they are
+    being collected and a ratings import brings its own, so neither is in the accepted pool and
+    counting the pool alone showed "(0 dialogues)" beside their submitted answers."""
+    held = Assignment.objects.filter(
+        job=job, kind=Assignment.Kind.REAL, status__in=ACTIVE_STATUSES
+    ).values("dialogue")
+    return (
+        Dialogue.objects.filter(Q(pk__in=job_dialogues(job).values("pk")) | Q(pk__in=held))
+        .distinct()
+        .count()
+    )
+
+
 def job_progress(job: RatingJob) -> dict[str, Any]:
     """Progress of the whole job and per rater (active assignments: pending, started, done)."""
     counts = Assignment.objects.filter(job=job).aggregate(
@@ -219,7 +234,7 @@ def job_progress(job: RatingJob) -> dict[str, Any]:
     return {
         **counts,
         "percent": round(100 * counts["done"] / total) if total else 0,
-        "dialogues": job_dialogues(job).count(),
+        "dialogues": _rated_dialogue_count(job),
         "raters": raters,
     }
 

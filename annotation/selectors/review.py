@@ -10,6 +10,7 @@ from django.db.models.functions import Coalesce
 
 from annotation.models import Review
 from chat.models import Dialogue
+from core.i18n import display_alias
 
 
 def review_queue(*, reviewer: AbstractBaseUser) -> QuerySet[Dialogue]:
@@ -77,7 +78,7 @@ def model_alias(dialogue: Dialogue) -> str:
         .values_list("alias", flat=True)
         .first()
     )
-    return alias or "—"
+    return display_alias(alias) if alias else "—"
 
 
 def reviews_of(*, dialogue: Dialogue) -> QuerySet[Review]:

@@ -12,10 +12,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from annotation.models import Assignment, Rating, RatingJob, Rubric
@@ -41,6 +42,20 @@ def live_rubric() -> Rubric:
     return rubric
 
 
+def _live_job_name(campaign: Campaign) -> str:
+    """A readable, unique name for the campaign's live job: the campaign's name and what the job
+    is, in the campaign's crowdworker language (the job is created by a worker's first rating,
+    so there is no researcher's language to use) or the site's default. Job names are unique;
+    should a researcher already have taken this one, the campaign's number tells them apart."""
+    with translation.override(campaign.interface_language or settings.LANGUAGE_CODE):
+        name = _("%(campaign)s · 聊天时逐轮评分") % {"campaign": campaign.name}
+    name = name[:160]
+    if RatingJob.objects.filter(name=name).exists():
+        suffix = f" #{campaign.pk}"
+        name = name[: 160 - len(suffix)] + suffix
+    return name
+
+
 def live_job_for(campaign: Campaign) -> RatingJob:
     """The campaign's live job, created on first use (a race creates it once)."""
     job = RatingJob.objects.filter(campaign=campaign, is_live=True).first()
@@ -49,7 +64,7 @@ def live_job_for(campaign: Campaign) -> RatingJob:
     try:
         with transaction.atomic():
             return RatingJob.objects.create(
-                name=f"live-{campaign.pk}-{campaign.name}"[:160],
+                name=_live_job_name(campaign),
                 campaign=campaign,
                 rubric=live_rubric(),
                 raters_per_dialogue=1,

@@ -14,9 +14,10 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import Http404
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from chat.models import Campaign, CampaignBackend, Dialogue, Participant, Turn
-from core.i18n import pick_text
+from core.i18n import display_alias, pick_text
 
 
 @dataclass(frozen=True)
@@ -323,9 +324,15 @@ def with_finish_hint(state: ChatState) -> ChatState:
                 "n": state.answers_missing
             }
         elif state.turns_done < state.min_turns:
-            hint = _("至少需要 %(n)d 轮对话。") % {"n": state.min_turns}
+            hint = ngettext(
+                "至少需要 %(n)d 轮对话。", "至少需要 %(n)d 轮对话。", state.min_turns
+            ) % {"n": state.min_turns}
         else:
-            hint = _("请用完并勾选全部信息，或聊满 %(n)d 轮。") % {"n": state.max_turns}
+            hint = ngettext(
+                "请用完并勾选全部信息，或聊满 %(n)d 轮。",
+                "请用完并勾选全部信息，或聊满 %(n)d 轮。",
+                state.max_turns,
+            ) % {"n": state.max_turns}
     return replace(state, finish_hint=hint)
 
 
@@ -392,11 +399,11 @@ def backend_alias(*, dialogue: Dialogue) -> str:
     """The blind alias workers see; the model's name never reaches them. A dialogue from
     `worker_dialogue_get` carries it already."""
     if "blind_alias" in vars(dialogue):
-        return vars(dialogue)["blind_alias"] or _("模型")
+        return display_alias(vars(dialogue)["blind_alias"] or "") or _("模型")
     aliases = CampaignBackend.objects.filter(
         campaign_id=dialogue.campaign_id, backend_id=dialogue.backend_id
     ).values_list("alias", flat=True)[:1]  # (unique together; no ORDER BY as `first` adds)
-    return next(iter(aliases), "") or _("模型")
+    return display_alias(next(iter(aliases), "")) or _("模型")
 
 
 def campaign_instructions(*, dialogue: Dialogue, language_code: str) -> str:

@@ -34,6 +34,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from chat.backends.httpcommon import redact
 from chat.models import Dialogue, Participant, ReplyFailure, Turn
@@ -139,7 +140,14 @@ def worker_turn_post(
                 % {"n": state.reply_answers_missing}
             )
         if not state.can_send:
-            raise CollectionError(_("已经聊满 %(n)d 轮，请点击「完成」。") % {"n": state.max_turns})
+            raise CollectionError(
+                ngettext(
+                    "已经聊满 %(n)d 轮，请点击「完成」。",
+                    "已经聊满 %(n)d 轮，请点击「完成」。",
+                    state.max_turns,
+                )
+                % {"n": state.max_turns}
+            )
         violations = acceptability.utterance_check(
             campaign=locked.campaign,
             dialogue=locked,

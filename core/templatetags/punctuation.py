@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django import template
 
-from core.i18n import punctuation
+from core.i18n import display_alias, punctuation
 
 register = template.Library()
 
@@ -38,3 +38,9 @@ def rparen() -> str:
 def comma() -> str:
     """「，」 or ", "."""
     return punctuation("comma")
+
+
+@register.filter(name="alias")
+def alias_filter(alias: str) -> str:
+    """A blind alias in the page's language (:func:`core.i18n.display_alias`)."""
+    return display_alias(str(alias or ""))

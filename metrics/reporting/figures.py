@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 
 from metrics.analysis.correlation import METHOD_LABELS
 from metrics.analysis.results import CorrelationStudy, MetricCorrelations, SystemScores
+from metrics.reporting.figure_text import ENGLISH, FigureText
 from metrics.reporting.fonts import figure_style
 
 FORMATS = ("png", "svg")
@@ -44,7 +45,7 @@ def _heatmap(ax: Axes, values: np.ndarray, rows: Sequence[str], columns: Sequenc
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.02)
 
 
-def correlation_heatmap(study: CorrelationStudy, method: str) -> Figure:
+def correlation_heatmap(study: CorrelationStudy, method: str, text: FigureText = ENGLISH) -> Figure:
     """Metrics × (group, dimension) correlations by one method; grey = undefined."""
     columns = study.columns()
     values = np.array(
@@ -57,16 +58,19 @@ def correlation_heatmap(study: CorrelationStudy, method: str) -> Figure:
         ],
         dtype=float,
     ).reshape(len(study.metrics), len(columns))
-    labels = [f"{g} · {d}" for g, d in columns]
+    labels = [f"{text.group(g)} · {text.dimension(d)}" for g, d in columns]
     fig = Figure(figsize=(1.2 + 0.55 * max(len(columns), 3), 1.5 + 0.35 * len(study.metrics)))
     ax = fig.add_subplot()
     _heatmap(ax, values, study.metrics, labels)
     level = study.config.level
-    ax.set_title(f"{METHOD_LABELS[method]} correlation with human scores ({level} level)")
+    ax.set_title(
+        text.heatmap_title
+        % {"method": METHOD_LABELS[method], "level": text.levels.get(level, level)}
+    )
     return fig
 
 
-def system_scatter(scores: SystemScores, dimension: str) -> Figure:
+def system_scatter(scores: SystemScores, dimension: str, text: FigureText = ENGLISH) -> Figure:
     """One panel per metric: system means, metric (x) against human (y), names as labels."""
     d = scores.dimensions.index(dimension)
     agreement = {(a.metric, a.dimension): a for a in scores.agreement}
@@ -88,13 +92,16 @@ def system_scatter(scores: SystemScores, dimension: str) -> Figure:
         rho = agreement[(metric, dimension)].spearman
         ax.set_title(f"{metric}  ρ={'—' if rho is None else f'{rho:.2f}'}", fontsize=9)
         ax.set_xlabel(metric, fontsize=8)
-        ax.set_ylabel(dimension, fontsize=8)
+        ax.set_ylabel(text.dimension(dimension), fontsize=8)
         ax.tick_params(labelsize=7)
-    fig.suptitle(f"{scores.group}: systems, human {dimension} vs metrics")
+    fig.suptitle(
+        text.scatter_title
+        % {"group": text.group(scores.group), "dimension": text.dimension(dimension)}
+    )
     return fig
 
 
-def distribution_figure(study: CorrelationStudy, group: str) -> Figure:
+def distribution_figure(study: CorrelationStudy, group: str, text: FigureText = ENGLISH) -> Figure:
     """Kernel density of each metric's z-normalised scores in one group (seed 002 §4.2)."""
     fig = Figure(figsize=(7, 4.2))
     ax = fig.add_subplot()
@@ -106,18 +113,20 @@ def distribution_figure(study: CorrelationStudy, group: str) -> Figure:
             skipped.append(d.metric)
             continue
         ax.plot(d.grid, d.density, label=d.metric, linewidth=1.2)
-    ax.set_xlabel("z-normalised score")
-    ax.set_ylabel("density")
-    title = f"{group}: score distributions"
+    ax.set_xlabel(text.z_score)
+    ax.set_ylabel(text.density)
+    title = text.distribution_title % {"group": text.group(group)}
     if skipped:
-        title += f" (not drawn: {', '.join(skipped)})"
+        title += text.not_drawn % {"metrics": ", ".join(skipped)}
     ax.set_title(title, fontsize=10)
     if ax.lines:
         ax.legend(fontsize=7, ncols=2 if len(ax.lines) > 8 else 1)
     return fig
 
 
-def metric_correlation_figure(matrices: Sequence[MetricCorrelations]) -> Figure:
+def metric_correlation_figure(
+    matrices: Sequence[MetricCorrelations], text: FigureText = ENGLISH
+) -> Figure:
     """Metric × metric heatmaps of one group, one panel per method, in clustering order."""
     size = max((len(m.metrics) for m in matrices), default=1)
     side = 1.5 + 0.4 * size
@@ -129,26 +138,27 @@ def metric_correlation_figure(matrices: Sequence[MetricCorrelations]) -> Figure:
         ).reshape(len(matrix.metrics), len(matrix.metrics))
         _heatmap(ax, values, matrix.metrics, matrix.metrics)
         ax.set_title(METHOD_LABELS[matrix.method], fontsize=10)
-    fig.suptitle(f"{matrices[0].group}: metric × metric")
+    fig.suptitle(text.metric_matrix_title % {"group": text.group(matrices[0].group)})
     return fig
 
 
-def _figures(study: CorrelationStudy) -> dict[str, Figure]:
+def _figures(study: CorrelationStudy, text: FigureText) -> dict[str, Figure]:
     figures = {
-        f"heatmap_{method}": correlation_heatmap(study, method) for method in study.config.methods
+        f"heatmap_{method}": correlation_heatmap(study, method, text)
+        for method in study.config.methods
     }
     for group in study.groups:
         matrices = [m for m in study.metric_correlations if m.group == group and m.metrics]
         if matrices:
-            figures[f"metrics_{_slug(group)}"] = metric_correlation_figure(matrices)
+            figures[f"metrics_{_slug(group)}"] = metric_correlation_figure(matrices, text)
         if any(d.group == group for d in study.distributions):
-            figures[f"distributions_{_slug(group)}"] = distribution_figure(study, group)
+            figures[f"distributions_{_slug(group)}"] = distribution_figure(study, group, text)
     for scores in study.systems:
         if not scores.metrics:
             continue
         for dimension in scores.dimensions:
             name = f"systems_{_slug(scores.group)}_{_slug(dimension)}"
-            figures[name] = system_scatter(scores, dimension)
+            figures[name] = system_scatter(scores, dimension, text)
     return figures
 
 
@@ -160,8 +170,11 @@ class RenderedFigures:
     warnings: tuple[str, ...]
 
 
-def render_figures(study: CorrelationStudy, formats: Sequence[str] = FORMATS) -> RenderedFigures:
-    """Every report figure rendered in each format: {"heatmap_pearson.png": b"…", …}.
+def render_figures(
+    study: CorrelationStudy, formats: Sequence[str] = FORMATS, text: FigureText = ENGLISH
+) -> RenderedFigures:
+    """Every report figure rendered in each format: {"heatmap_pearson.png": b"…", …}, with the
+    words of `text` (English by default).
 
     Never fails for want of a font (see :mod:`metrics.reporting.fonts`): without one the figures
     are drawn all the same and ``warnings`` says so.
@@ -171,7 +184,7 @@ def render_figures(study: CorrelationStudy, formats: Sequence[str] = FORMATS) ->
         raise ValueError(f"unsupported figure format {sorted(unknown)[0]!r}")
     files: dict[str, bytes] = {}
     with figure_style() as notes:
-        for name, fig in _figures(study).items():
+        for name, fig in _figures(study, text).items():
             for fmt in formats:
                 buffer = io.BytesIO()
                 fig.savefig(buffer, format=fmt)

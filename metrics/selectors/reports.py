@@ -36,6 +36,7 @@ from annotation.selectors.human_scores import human_scores
 from annotation.selectors.rating import localized
 from chat.models import Dialogue
 from core.errors import ServiceError
+from core.i18n import interface_language
 from metrics.analysis.results import CorrelationCell, CorrelationStudy
 from metrics.analysis.scores import ScoreRow
 from metrics.analysis.tables import correlation_table
@@ -84,19 +85,31 @@ def report_file(report: Report, fmt: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def report_figures(report: Report) -> list[str]:
-    """File names of the report's figures (PNG and SVG), sorted."""
+def _figure_folder(report: Report, language: str | None) -> Path | None:
+    """The folder of the report's figures drawn in `language` (the active one by default);
+    reports made before figures were drawn per language have only the one set."""
     if not report.files_dir:
-        return []
-    folder = Path(report.files_dir) / "figures"
-    return sorted(p.name for p in folder.glob("*") if p.is_file()) if folder.is_dir() else []
-
-
-def report_figure(report: Report, name: str) -> Path | None:
-    """A figure by file name; only names the report actually has (no path tricks)."""
-    if name not in report_figures(report):
         return None
-    return Path(report.files_dir) / "figures" / name
+    folder = Path(report.files_dir) / "figures"
+    localized = folder / interface_language(language)
+    return localized if localized.is_dir() else folder
+
+
+def report_figures(report: Report, language: str | None = None) -> list[str]:
+    """File names of the report's figures (PNG and SVG) in `language`, sorted."""
+    folder = _figure_folder(report, language)
+    if folder is None or not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.glob("*") if p.is_file())
+
+
+def report_figure(report: Report, name: str, language: str | None = None) -> Path | None:
+    """A figure by file name, drawn in `language`; only names the report actually has (no path
+    tricks)."""
+    folder = _figure_folder(report, language)
+    if folder is None or name not in report_figures(report, language):
+        return None
+    return folder / name
 
 
 def report_list() -> QuerySet[Report]:

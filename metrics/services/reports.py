@@ -18,12 +18,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from annotation.models import RatingJob
 from annotation.selectors.human_scores import rater_shortfalls
 from core.errors import ServiceError
+from core.i18n import INTERFACE_LANGUAGES, interface_language
 from core.jobs import (
     Heartbeat,
     JobCancelled,
@@ -39,6 +41,8 @@ from metrics.analysis.join import LEVELS
 from metrics.analysis.results import CorrelationStudy
 from metrics.models import JobStatus, MetricRun, MetricScore, Report
 from metrics.reporting import report_bytes, zip_bytes
+from metrics.reporting.figure_text import FigureText
+from metrics.selectors.report_text import figure_text
 
 if TYPE_CHECKING:
     from metrics.reporting.figures import RenderedFigures
@@ -47,6 +51,7 @@ from metrics.selectors.reports import (
     GROUPINGS,
     SYSTEM_SCORES,
     ReportDataError,
+    dimension_labels,
     human_score_rows,
     job_dimensions,
     metric_score_rows,
@@ -396,12 +401,12 @@ def _set_progress(report_id: int, done: int, beat: Heartbeat) -> None:
     job_progress(Report, report_id, done=min(done, PROGRESS_STEPS))
 
 
-def _render_figures(study: CorrelationStudy) -> RenderedFigures:
+def _render_figures(study: CorrelationStudy, text: FigureText) -> RenderedFigures:
     """The figures, or none with a warning: figures are never worth losing the tables for."""
     from metrics.reporting.figures import RenderedFigures, render_figures  # matplotlib: worker
 
     try:
-        return render_figures(study)
+        return render_figures(study, text=text)
     except Exception as exc:
         logger.exception("report figures failed")
         return RenderedFigures(
@@ -432,10 +437,23 @@ def _write_files(
     (staging / "figures").mkdir(parents=True)
     for name, data in extra.items():
         (staging / name).write_bytes(data)
-    rendered = _render_figures(study)
-    study = with_warnings(study, rendered.warnings)
+    # The figures' words are drawn in: one set per interface language, under figures/<language>/
+    # (the page serves its reader's), and the default language's set in figures/ for the ZIP.
+    jobs = RatingJob.objects.filter(pk__in=report.config.get("rating_jobs", []))
+    by_language: dict[str, RenderedFigures] = {}
+    for language in INTERFACE_LANGUAGES:
+        labels = dimension_labels(jobs=jobs.select_related("rubric"), language=language)
+        text = figure_text(language=language, groups=study.groups, dimensions=labels)
+        by_language[language] = _render_figures(study, text)
+    rendered = by_language[interface_language(settings.LANGUAGE_CODE)]
+    for figures in by_language.values():
+        study = with_warnings(study, figures.warnings)
     for name, data in rendered.files.items():
         (staging / "figures" / name).write_bytes(data)
+    for language, figures in by_language.items():
+        (staging / "figures" / language).mkdir()
+        for name, data in figures.files.items():
+            (staging / "figures" / language / name).write_bytes(data)
     (staging / FORMAT_FILES["zip"]).write_bytes(
         zip_bytes(study, figures=rendered.files, extensions=sections, extra_files=extra)
     )

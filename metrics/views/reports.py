@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.cache import patch_vary_headers
 from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
@@ -23,9 +24,10 @@ from metrics.analysis.tables import (
     metric_correlation_table,
     system_table,
 )
-from metrics.forms_reports import ReportForm, ScoreImportForm
+from metrics.forms_reports import GROUPING_CHOICES, LEVEL_CHOICES, ReportForm, ScoreImportForm
 from metrics.models import JobStatus, Report
 from metrics.selectors import reports as selectors
+from metrics.selectors.report_text import localized_table, report_text
 from metrics.services import report_extensions
 from metrics.services import reports as services
 from metrics.services.score_import import metric_scores_import
@@ -94,7 +96,13 @@ def report_detail(request: HttpRequest, pk: int) -> HttpResponse:
         return render(
             request, "metrics/report_detail.html#progress", {"report": report, "oob": True}
         )
-    context: dict[str, object] = {"report": report, "busy": busy, "downloads": DOWNLOADS}
+    context: dict[str, object] = {
+        "report": report,
+        "busy": busy,
+        "downloads": DOWNLOADS,
+        "level_label": dict(LEVEL_CHOICES).get(report.config.get("level"), ""),
+        "grouping_label": dict(GROUPING_CHOICES).get(report.config.get("grouping"), ""),
+    }
     study = selectors.report_study(report)
     if study is not None:
         jobs = RatingJob.objects.filter(pk__in=report.config.get("rating_jobs", []))
@@ -105,12 +113,20 @@ def report_detail(request: HttpRequest, pk: int) -> HttpResponse:
             study=study,
             dimension_labels=[labels.get(d, d) for d in report.config.get("dimensions", [])],
             correlations=selectors.correlation_page(study, labels=labels),
-            averages=group_average_table(study) if len(study.groups) > 1 else None,
-            system_tables=[system_table(scores) for scores in study.systems],
+            averages=(
+                localized_table(group_average_table(study), labels)
+                if len(study.groups) > 1
+                else None
+            ),
+            system_tables=[localized_table(system_table(s), labels) for s in study.systems],
             metric_tables=[
-                metric_correlation_table(m) for m in study.metric_correlations if m.metrics
+                localized_table(metric_correlation_table(m), labels)
+                for m in study.metric_correlations
+                if m.metrics
             ],
-            coverage=coverage_table(study),
+            coverage=localized_table(coverage_table(study), labels),
+            warnings=[report_text(w) for w in study.warnings],
+            notes=[report_text(n) for n in study.notes],
             one_sided=[c for c in study.coverage if c.metric_only or c.human_only],
             figures=_figures(report),
             extensions=report_extensions.page_sections(report.results),
@@ -153,7 +169,8 @@ def report_download(request: HttpRequest, pk: int, fmt: str) -> FileResponse:
 @role_required(Role.RESEARCHER)
 def report_figure(request: HttpRequest, pk: int, name: str) -> FileResponse:
     report = get_object_or_404(Report, pk=pk)
-    path = selectors.report_figure(report, name)
+    language = get_language()
+    path = selectors.report_figure(report, name, language)
     if path is None:
         raise Http404("No such figure.")
     content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
@@ -165,6 +182,9 @@ def report_figure(request: HttpRequest, pk: int, name: str) -> FileResponse:
     )
     # Names in the figures come from user data; an SVG opened on its own must not run scripts.
     response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
+    # The figure's words are in the reader's language: a cache must not hand it to another.
+    response["Content-Language"] = language or ""
+    patch_vary_headers(response, ("Accept-Language", "Cookie"))
     return response
 
 

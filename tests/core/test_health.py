@@ -1,3 +1,5 @@
+from types import SimpleNamespace
+
 import pytest
 from django.urls import reverse
 
@@ -58,3 +60,50 @@ def test_the_embedded_broker_gets_no_redis_only_options():
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     ).stdout
     assert "'visibility_timeout': 100" in redis
+
+
+@pytest.mark.django_db
+def test_healthz_reuses_a_recent_worker_check_instead_of_pinging_on_every_call(
+    client, settings, monkeypatch
+):
+    """A load balancer polls /healthz every few seconds: the ping round trip (seconds on a busy
+    machine, the whole timeout with no worker) is made once per HEALTH_WORKER_CHECK_MAX_AGE, and
+    the reused answer stays truthful: the failure is reported again, with its age."""
+    from core import health
+
+    settings.HEALTH_WORKER_TIMEOUT = 0.2  # no worker runs in this test
+    settings.HEALTH_WORKER_CHECK_MAX_AGE = 60
+    pings = []
+    real_apply_async = health.ping.apply_async
+    monkeypatch.setattr(
+        health.ping, "apply_async", lambda **kw: pings.append(kw) or real_apply_async(**kw)
+    )
+    first = client.get(reverse("healthz"))
+    second = client.get(reverse("healthz"))
+    assert len(pings) == 1
+    assert first.status_code == second.status_code == 503
+    worker = second.json()["checks"]["worker"]
+    assert worker["ok"] is False and "no worker answered" in worker["detail"]
+    assert worker["checked_seconds_ago"] >= 0
+    assert first.json()["checks"]["worker"]["checked_seconds_ago"] == 0
+
+
+@pytest.mark.django_db
+def test_healthz_pings_again_once_the_last_check_is_too_old(client, settings, monkeypatch):
+    from core import health
+
+    settings.HEALTH_WORKER_TIMEOUT = 0.2
+    settings.HEALTH_WORKER_CHECK_MAX_AGE = 60
+    pings = []
+    monkeypatch.setattr(
+        health, "_check_worker", lambda timeout: pings.append(timeout) or {"ok": True, "detail": ""}
+    )
+    clock = [1000.0]
+    monkeypatch.setattr(health, "time", SimpleNamespace(time=lambda: clock[0]))
+    assert client.get(reverse("healthz")).status_code == 200
+    clock[0] += 59
+    client.get(reverse("healthz"))
+    assert len(pings) == 1
+    clock[0] += 2
+    client.get(reverse("healthz"))
+    assert len(pings) == 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import gettext
+import json
 import os
 import re
 import shutil
@@ -17,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.urls import reverse
+from django.utils import translation
 
 from tests.chat.campaigns.factories import study
 from tests.chat.factories import BackendFactory, DatasetFactory
@@ -281,3 +284,150 @@ def test_the_english_home_reads_in_english(english_researcher):
 def test_switching_back_to_chinese_restores_the_source_strings(english_researcher):
     english_researcher.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
     assert "研究者工作台" in english_researcher.get(reverse("home")).content.decode()
+
+
+# --- Reports and API errors ---------------------------------------------------------------------
+
+REPORT_SENTENCES = {
+    "zh-hans": (
+        "分数（名次）；系统按第一个人工维度排序。",
+        "Pearson r、Spearman ρ 与 Kendall τ-b",
+        "只在一侧出现的单元不参与相关计算。",
+        "系统级对齐的单元",
+    ),
+    "en": (
+        "Score (position); systems ordered by the first human dimension.",
+        "Pearson&#x27;s r, Spearman&#x27;s rho and Kendall&#x27;s tau-b",
+        "Units on one side only are not correlated.",
+        "Units joined at the system level",
+    ),
+}
+FIGURE_TITLES = {
+    "zh-hans": "Pearson 与人工评分的相关性（系统级）",
+    "en": "Pearson correlation with human scores (system level)",
+    "ja": "Pearson：人手評価との相関（システムレベル）",
+}
+
+
+@pytest.fixture
+def done_report(db):
+    from metrics.services.reports import report_compute, report_create
+    from tests.metrics.reports.factories import QUALITY, dialogue_score, finished_run, msde_study
+
+    study = msde_study(dialogues_per_system=1)
+    run = finished_run(study.static, "static-f1", metrics=["f1"])
+    for dialogue in study.answers:
+        dialogue_score(run, dialogue, "f1", QUALITY[dialogue.backend.name] / 10)
+    report = report_create(
+        name="msde-system",
+        config={"metric_runs": [run.pk], "rating_jobs": [study.job.pk], "bootstrap": 50},
+    )
+    report_compute(report_id=report.pk)
+    report.refresh_from_db()
+    return report
+
+
+def report_texts(html: str) -> str:
+    """The analysis's words on a report page: table captions, table notes, the notes and the
+    warnings (names of systems, campaigns and metrics are data, shown as they are)."""
+    parts = re.findall(r"<caption>(.*?)</caption>", html, flags=re.S)
+    parts += re.findall(r'<ul class="table-notes">(.*?)</ul>', html, flags=re.S)
+    parts += re.findall(
+        r'<section class="card[^"]*" id="(?:notes|report-warnings)".*?</section>', html, flags=re.S
+    )
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("language", ["zh-hans", "en"])
+def test_the_report_page_and_its_figures_read_in_the_readers_language(
+    done_report, researcher_client, language
+):
+    other = "en" if language == "zh-hans" else "zh-hans"
+    researcher_client.cookies[settings.LANGUAGE_COOKIE_NAME] = language
+    response = researcher_client.get(reverse("metrics:report-detail", args=[done_report.pk]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    texts = report_texts(html)
+    assert all(sentence in texts for sentence in REPORT_SENTENCES[language]), texts
+    assert not any(sentence in html for sentence in REPORT_SENTENCES[other])
+    if language == "en":
+        assert not CJK.search(texts), texts
+
+    svg = researcher_client.get(
+        reverse("metrics:report-figure", args=[done_report.pk, "heatmap_pearson.svg"])
+    )
+    assert svg.status_code == 200 and svg["Content-Language"] == language
+    drawn = b"".join(svg.streaming_content).decode()
+    assert FIGURE_TITLES[language] in drawn  # matplotlib notes each drawn text in the SVG
+    assert FIGURE_TITLES[other] not in drawn
+
+
+def test_the_api_answers_an_english_client_in_english(researcher):
+    """A token client has no language cookie: its Accept-Language decides the errors' language."""
+    from rest_framework.test import APIClient
+
+    from chat.models import Backend
+
+    client = APIClient(HTTP_ACCEPT_LANGUAGE="en")
+    client.force_authenticate(researcher)
+    imported = BackendFactory(adapter=Backend.Adapter.IMPORTED, name="old-logs")
+    response = client.post(
+        reverse("api-campaign-list"),
+        {
+            "name": "api-campaign",
+            "mode": "interactive",
+            "skills": ["knowledge", "weather"],
+            "backends": [{"id": imported.pk}],
+            "datasets": [],
+            "min_turns": 9,
+            "max_turns": 8,
+        },
+        format="json",
+    )
+    body = response.json()
+    assert response.status_code == 400, body
+    assert "Unknown skill “weather”" in body["errors"]["skills"]
+    assert "cannot exceed the maximum" in body["errors"]["min_turns"]
+    assert not CJK.search(json.dumps(body, ensure_ascii=False)), body
+    from chat.models import Campaign
+
+    assert not Campaign.objects.filter(name="api-campaign").exists()
+
+
+def test_blind_aliases_follow_the_viewers_language_and_stay_stored_as_they_are():
+    from chat.services.campaigns import default_alias
+    from core.i18n import display_alias
+
+    stored = default_alias(0)  # a campaign without a fixed language: "模型 A"
+    assert stored == "模型 A"
+    with translation.override("en"):
+        assert display_alias(stored) == "Model A"
+        assert display_alias("モデル AB") == "Model AB"
+        assert display_alias("系统甲") == "系统甲"  # a researcher's own alias is theirs
+    with translation.override("ja"):
+        assert display_alias(stored) == "モデル A"
+    with translation.override("zh-hans"):
+        assert display_alias("Model C") == "模型 C"
+
+
+def test_rubric_choices_show_their_title_in_the_page_language(english_researcher):
+    from annotation.models import Rubric
+
+    msde = Rubric.objects.filter(key="msde").order_by("-version").first()
+    for url in (reverse("annotation:job-create"), reverse("judges:judge-create")):
+        response = english_researcher.get(url)
+        assert response.status_code == 200
+        html = response.content.decode()
+        option = re.search(rf'<option value="{msde.pk}"[^>]*>([^<]*)</option>', html).group(1)
+        assert option == f"msde v{msde.version} — {msde.title['en']}", url
+
+
+def test_tables_name_skills_not_their_keys(english_researcher):
+    from chat.models import Campaign
+
+    campaign = Campaign.objects.get()  # the fixture's study, one knowledge scenario
+    response = english_researcher.get(reverse("chat:campaign-detail", args=[campaign.pk]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<td>Knowledge-grounded dialogue</td>" in html
+    assert "<td>knowledge</td>" not in html

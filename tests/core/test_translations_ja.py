@@ -450,6 +450,18 @@ def test_a_studys_researcher_pages_campaign_job_results_run_and_report_are_japan
     ):
         assert_japanese(client.get(url), url)
 
+    # The analysis's own words (notes, table titles) and the figures' titles are Japanese too.
+    html = client.get(reverse("metrics:report-detail", args=[report.pk])).content.decode()
+    assert (
+        "片側にしかない単位は相関に含めません。" in html
+        and "システムレベルで突き合わせた単位" in html
+    )
+    assert "Units joined" not in html and "Correlation with human scores" not in html
+    svg = client.get(reverse("metrics:report-figure", args=[report.pk, "heatmap_pearson.svg"]))
+    drawn = b"".join(svg.streaming_content).decode()
+    assert "Pearson：人手評価との相関（システムレベル）" in drawn
+    assert "correlation with human scores" not in drawn
+
 
 def test_the_page_check_finds_chinese_and_english_interface_text(japanese_researcher):
     japanese_researcher.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})

@@ -130,7 +130,8 @@ def test_a_report_without_any_cjk_font_finishes_with_every_download_and_a_warnin
 
     client.force_login(researcher)
     page = client.get(reverse("metrics:report-detail", args=[report.pk])).content.decode()
-    assert "empty boxes" in page and 'id="report-warnings"' in page
+    # The stored warning is English; the (Chinese) page shows it in its language.
+    assert "显示为空框" in page and 'id="report-warnings"' in page
     form = client.get(reverse("metrics:report-create")).content.decode()
     assert 'id="figures-degraded"' in form
 

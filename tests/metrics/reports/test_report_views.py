@@ -173,7 +173,7 @@ def test_undefined_correlations_read_undefined_and_few_systems_warn(
         reverse("metrics:report-detail", args=[report.pk])
     ).content.decode()
     assert '<span class="undefined">无定义</span>' in html
-    assert 'id="report-warnings"' in html and "can reach p &lt; 0.05" in html
+    assert 'id="report-warnings"' in html and "不可能达到 p &lt; 0.05" in html
     assert "仅有人工分" in html
 
 
