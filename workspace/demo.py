@@ -219,7 +219,7 @@ def demo_load() -> DemoSummary:
 
 
 # Languages whose neural metrics have no packaged model (the packaged all-MiniLM-L6-v2 is
-# English): the demo trains demo-quality vectors for them on its own datasets (decision 60).
+# English): the demo trains demo-quality vectors for them on its own datasets (decision 59).
 DEMO_MODEL_LANGUAGES = ("zh", "ja")
 
 

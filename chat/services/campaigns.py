@@ -340,7 +340,7 @@ def _check_turns(max_turns: Any, min_turns: Any, errors: _Errors, *, campaign: C
 
 
 def _rubric_turns_problem(campaign: Campaign, max_turns: int) -> str:
-    """Why `max_turns` is too few for the rubric rated while chatting (decision 51).
+    """Why `max_turns` is too few for the rubric rated while chatting (decision 54).
 
     Seed 001's multi-turn score divides by a fixed number of turns, the rubric's `max_turns`
     (5: "20 × 2 × 4 × 5 × 5 = 4000"); a campaign that allowed fewer would cap every system below

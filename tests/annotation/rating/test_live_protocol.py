@@ -143,7 +143,7 @@ def _create(**options) -> Campaign:
 
 
 def test_a_rate_while_chatting_campaign_cannot_allow_fewer_turns_than_the_rubric():
-    """max 3 turns under a 5-turn denominator would cap every system at 60 (decision 51)."""
+    """max 3 turns under a 5-turn denominator would cap every system at 60 (decision 54)."""
     with pytest.raises(ServiceError) as caught:
         _create(rate_while_chatting=True, max_turns=3, min_turns=1)
     assert "最多轮数（3）不能少于 5" in str(caught.value.errors["max_turns"])
