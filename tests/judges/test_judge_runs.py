@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-from unittest import mock
 import threading
 import time
+from unittest import mock
 
 import pytest
 from django.db import connections
 from django.db.models import F
 
-from core.jobs import job_claim
 from chat.models import Backend
+from core.jobs import job_claim
 from judges import services
 from judges.models import JudgeAnswer, JudgeRun
 from metrics.models import JobStatus, MetricRun, MetricRunChunk, MetricScore
@@ -248,6 +248,8 @@ def test_creating_a_judge_run_plans_its_parts_once(server):
     estimate = JudgeRun.objects.get(metric_run=run).estimate
     assert estimate["chunks"] == chunks
     assert estimate == services.judge_estimate(judge=judge, campaign=study.campaign)
+
+
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_cancel_abandons_a_chunk_whose_judge_hangs_and_frees_its_worker(server, settings):
     """Issue 23 item 7 for judges: a judge model that hangs (up to 600 s) must not keep a
