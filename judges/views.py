@@ -13,6 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from chat.models import Dialogue
 from core.access import Role, role_required
+from core.http import file_download
 from judges import report as judge_report
 from judges import selectors, services
 from judges.forms import JudgeForm, PreviewForm, RunForm
@@ -233,4 +234,4 @@ def report_file(request: HttpRequest, pk: int, name: str) -> FileResponse:
     path = Path(report.files_dir) / name
     if not path.is_file():
         raise Http404("This report has no judges section.")
-    return FileResponse(path.open("rb"), as_attachment=True, filename=f"report-{pk}-{name}")
+    return file_download(path, filename=f"report-{pk}-{name}")

@@ -7,16 +7,20 @@ test's database connection and transaction."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterable, Iterable
+from typing import cast
+
 from asgiref.sync import async_to_sync
-from django.http import StreamingHttpResponse
+from django.http import FileResponse, StreamingHttpResponse
 
 
-def streamed_bytes(response: StreamingHttpResponse) -> bytes:
+def streamed_bytes(response: StreamingHttpResponse | FileResponse) -> bytes:
     """The whole body of a streamed response, sync or async."""
     if not response.is_async:
-        return b"".join(response.streaming_content)  # type: ignore[arg-type]
+        return b"".join(cast(Iterable[bytes], response.streaming_content))
+    content = cast(AsyncIterable[bytes], response.streaming_content)
 
     async def collect() -> bytes:
-        return b"".join([part async for part in response.streaming_content])  # type: ignore[union-attr]
+        return b"".join([part async for part in content])
 
     return async_to_sync(collect)()

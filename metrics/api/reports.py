@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from chat.models import Campaign
 from core.api import BoundedJSONField, refused
 from core.errors import ServiceError
+from core.http import file_download
 from metrics.analysis.join import LEVELS
 from metrics.analysis.scores import ScoreFileError
 from metrics.models import JobStatus, MetricRun, Report
@@ -155,9 +156,7 @@ class ReportDownloadApi(APIView):
         path = selectors.report_file(report, fmt)
         if path is None:
             raise Http404(f"no {fmt!r} file for this report (formats: json, csv, xlsx, latex, zip)")
-        return FileResponse(
-            path.open("rb"), as_attachment=True, filename=f"report-{report.pk}-{path.name}"
-        )
+        return file_download(path, filename=f"report-{report.pk}-{path.name}")
 
 
 class ReportFigureApi(APIView):
@@ -168,11 +167,8 @@ class ReportFigureApi(APIView):
         if path is None:
             raise Http404("no such figure")
         content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-        return FileResponse(
-            path.open("rb"),
-            content_type=content_type,
-            as_attachment=True,
-            filename=f"report-{report.pk}-{path.name}",
+        return file_download(
+            path, content_type=content_type, filename=f"report-{report.pk}-{path.name}"
         )
 
 

@@ -16,7 +16,7 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from annotation.models import RatingJob
 from core.access import Role, role_required
-from core.http import redirect_after_form
+from core.http import file_download, redirect_after_form
 from metrics.analysis.scores import ScoreFileError
 from metrics.analysis.tables import (
     coverage_table,
@@ -163,7 +163,7 @@ def report_download(request: HttpRequest, pk: int, fmt: str) -> FileResponse:
     if path is None:
         raise Http404("This report has no file in that format (yet).")
     filename = f"report-{report.pk}-{path.name}"
-    return FileResponse(path.open("rb"), as_attachment=True, filename=filename)
+    return file_download(path, filename=filename)
 
 
 @role_required(Role.RESEARCHER)
@@ -174,8 +174,8 @@ def report_figure(request: HttpRequest, pk: int, name: str) -> FileResponse:
     if path is None:
         raise Http404("No such figure.")
     content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-    response = FileResponse(
-        path.open("rb"),
+    response = file_download(
+        path,
         content_type=content_type,
         as_attachment=request.GET.get("download") == "1",
         filename=f"report-{report.pk}-{path.name}",

@@ -100,3 +100,26 @@ def test_an_export_under_asgi_sends_its_first_bytes_before_the_last_row_is_read(
     assert json.loads(lines[-1])["id"] == f"s{n_samples - 1}"
     assert read_at_first_body and read_at_first_body[0] < n_samples
     assert Sample.objects.filter(dataset=dataset).count() == n_samples
+
+
+def test_a_file_download_streams_in_blocks_and_closes_its_file(tmp_path):
+    """Report files and figures go out through `core.http.file_download`: under ASGI a plain
+    FileResponse would be read whole into memory first (the warning this suite makes an error)."""
+    from core.http import FILE_BLOCK_BYTES, file_download
+
+    path = tmp_path / "report.xlsx"
+    data = bytes(range(256)) * (FILE_BLOCK_BYTES // 256 * 2 + 7)
+    path.write_bytes(data)
+    response = file_download(path, filename="report-1-report.xlsx")
+
+    async def blocks() -> list[bytes]:
+        return [block async for block in response.streaming_content]
+
+    parts = asyncio.run(blocks())
+    assert response.is_async
+    assert [len(part) for part in parts] == [FILE_BLOCK_BYTES, FILE_BLOCK_BYTES, 7 * 256]
+    assert b"".join(parts) == data
+    assert response["Content-Disposition"] == 'attachment; filename="report-1-report.xlsx"'
+    assert response["Content-Length"] == str(len(data))
+    response.close()
+    assert all(closer.__self__.closed for closer in response._resource_closers)

@@ -24,6 +24,7 @@ from django.utils import translation
 
 from tests.chat.campaigns.factories import study
 from tests.chat.factories import BackendFactory, DatasetFactory
+from tests.downloads import streamed_bytes
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PO_PATH = REPO_ROOT / "locale" / "en" / "LC_MESSAGES" / "django.po"
@@ -357,7 +358,7 @@ def test_the_report_page_and_its_figures_read_in_the_readers_language(
         reverse("metrics:report-figure", args=[done_report.pk, "heatmap_pearson.svg"])
     )
     assert svg.status_code == 200 and svg["Content-Language"] == language
-    drawn = b"".join(svg.streaming_content).decode()
+    drawn = streamed_bytes(svg).decode()
     assert FIGURE_TITLES[language] in drawn  # matplotlib notes each drawn text in the SVG
     assert FIGURE_TITLES[other] not in drawn
 

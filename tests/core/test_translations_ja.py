@@ -39,6 +39,7 @@ from tests.core.test_translations import (
     parse_po,
     stale_entries,
 )
+from tests.downloads import streamed_bytes
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 JA_PO = REPO_ROOT / "locale" / "ja" / "LC_MESSAGES" / "django.po"
@@ -458,7 +459,7 @@ def test_a_studys_researcher_pages_campaign_job_results_run_and_report_are_japan
     )
     assert "Units joined" not in html and "Correlation with human scores" not in html
     svg = client.get(reverse("metrics:report-figure", args=[report.pk, "heatmap_pearson.svg"]))
-    drawn = b"".join(svg.streaming_content).decode()
+    drawn = streamed_bytes(svg).decode()
     assert "Pearson：人手評価との相関（システムレベル）" in drawn
     assert "correlation with human scores" not in drawn
 

@@ -19,7 +19,11 @@ from tests.conftest import make_user
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 REPLY = "陈凯歌导演的《霸王别姬》讲的是两位京剧艺人半个世纪的故事，" * 4  # ~6 s at 40 ms a token
-UPLOAD_BYTES = 80 * 1024 * 1024  # parsed in about 0.4 s here; datasets may be 200 MB
+UPLOAD_BYTES = 80 * 1024 * 1024  # datasets may be 200 MB
+# Added to each parse, in the parsing thread: a fast machine parses 80 MB in less than the
+# stream's own gap between events (~0.1 s), which could not tell a blocked loop from a busy one.
+# A parse that blocks whichever thread runs it for this long can.
+PARSE_EXTRA_S = 0.6
 
 
 def _record_parses(monkeypatch) -> list[dict]:
@@ -34,6 +38,7 @@ def _record_parses(monkeypatch) -> list[dict]:
             on_loop = False
         start = time.monotonic()
         try:
+            time.sleep(PARSE_EXTRA_S)
             return parse(self)
         finally:
             parses.append({"start": start, "end": time.monotonic(), "on_loop": on_loop})
@@ -90,7 +95,8 @@ def test_a_chat_stream_keeps_its_cadence_during_a_large_upload(
         "the upload must be parsed while the reply streams"
     )
     # The longest wait for the stream's next event around the parse. Parsed on the loop, the
-    # loop sent nothing for the whole parse (the gap was at least its duration).
+    # loop sends nothing for the whole parse, so some gap is at least its duration; off the loop
+    # the gaps keep the reply's own cadence.
     gaps = [
         later - earlier
         for earlier, later in zip(arrivals, arrivals[1:], strict=False)

@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from metrics.models import JobStatus, MetricRun, Report
 from metrics.services.reports import report_compute, report_create
+from tests.downloads import streamed_bytes
 from tests.metrics.reports.factories import QUALITY, dialogue_score, finished_run, msde_study
 
 pytestmark = pytest.mark.django_db
@@ -181,12 +182,13 @@ def test_downloads_and_figures_are_served(done_report, researcher_client) -> Non
     xlsx = researcher_client.get(reverse("metrics:report-download", args=[done_report.pk, "xlsx"]))
     assert xlsx.status_code == 200
     assert f"report-{done_report.pk}-report.xlsx" in xlsx["Content-Disposition"]
-    assert b"".join(xlsx.streaming_content)[:2] == b"PK"
+    assert streamed_bytes(xlsx)[:2] == b"PK"
     png = researcher_client.get(
         reverse("metrics:report-figure", args=[done_report.pk, "heatmap_pearson.png"])
     )
     assert png["Content-Type"] == "image/png"
-    assert b"".join(png.streaming_content)[:4] == b"\x89PNG"
+    assert streamed_bytes(png)[:4] == b"\x89PNG"
+    assert xlsx.is_async and png.is_async, "under ASGI a file must stream, not be read whole"
     for name in ("report.json", "nope.png", "..%2Freport.json"):
         url = f"/metrics/reports/{done_report.pk}/figures/{name}"
         assert researcher_client.get(url).status_code == 404
@@ -228,7 +230,7 @@ def test_api_creates_lists_retrieves_and_reruns(scored, researcher_client, done_
     assert set(detail["downloads"]) == {"json", "csv", "xlsx", "latex", "zip"}
     assert "heatmap_pearson.svg" in detail["figures"]
     zipped = researcher_client.get(detail["downloads"]["zip"])
-    assert zipped.status_code == 200 and b"".join(zipped.streaming_content)[:2] == b"PK"
+    assert zipped.status_code == 200 and streamed_bytes(zipped)[:2] == b"PK"
     pending = researcher_client.get(reverse("api-report-detail", args=[created.json()["id"]]))
     assert pending.json()["results"] is None and pending.json()["downloads"] == {}
 
