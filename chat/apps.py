@@ -3,12 +3,6 @@ from typing import Any
 from django.apps import AppConfig
 
 
-def _dispatch_static_run(run_id: int) -> None:
-    from chat.services.static_runs import static_run_dispatch
-
-    static_run_dispatch(run_id)
-
-
 def _chat_workers_health() -> dict[str, Any]:
     from chat.services.reply_worker import chat_workers_health
 
@@ -24,6 +18,6 @@ class ChatConfig(AppConfig):
         from core.jobs import register_job_kind
 
         # Static runs whose worker died are sent again by the job sweeper (core.jobs).
-        register_job_kind("static_run", model=StaticRun, dispatch=_dispatch_static_run)
+        register_job_kind("static_run", model=StaticRun, task="chat.tasks.static_run_execute")
         # /healthz lists the live chat workers and the replies waiting for one.
         register_feature_check("chat_workers", _chat_workers_health)

@@ -7,7 +7,6 @@ Queues: `default` (housekeeping, health pings), `chat` (static generation runs),
 import os
 
 from celery import Celery
-from celery.signals import worker_process_init
 from kombu.transport import TRANSPORT_ALIASES
 
 # `sqla+…` broker URLs (the embedded default) use our subclass, which polls more often.
@@ -18,11 +17,3 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("config")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
-
-
-@worker_process_init.connect
-def _warm_up_metrics(**kwargs: object) -> None:
-    """Load the metric kernels' models in each new pool process (metrics/services/warmup.py)."""
-    from metrics.services.warmup import start_warm_up
-
-    start_warm_up(**kwargs)

@@ -18,8 +18,9 @@ How a job survives a worker crash:
    ``JOB_MAX_ATTEMPTS`` times without finishing fails with the reason instead of killing
    workers forever.
 
-Kinds register themselves (`register_job_kind`) from their app's ``ready()``: `core` imports no
-app, the apps tell it how to send their tasks.
+Kinds register themselves (`register_job_kind`) from their app's ``ready()`` with the name of the
+Celery task that runs a row: `core` imports no app, and every job reaches a worker the same way,
+`job_send(kind, ids)` (services, retries and the sweeper alike), the task sent by name.
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ __all__ = [
     "job_progress",
     "job_reset",
     "job_retry",
+    "job_send",
+    "job_send_on_commit",
     "job_still_held",
     "job_stop_event",
     "jobs_sweep",
@@ -371,20 +374,18 @@ def job_reset(*, job: Job, **fields: Any) -> None:
     job.refresh_from_db()
 
 
-def job_retry(
-    *, job: Job, refused: type[ServiceError], done: str, enqueue: Callable[[], None]
-) -> None:
+def job_retry(*, job: Job, refused: type[ServiceError], done: str, kind: str) -> None:
     """Run again a job that is not done and that no worker holds (failed, cancelled, or its
-    worker died): reset its progress, and ``enqueue`` once the transaction commits. A done or
-    still running job is refused with ``refused(message, field="status")``; ``done`` is the
-    message for a done one."""
+    worker died): reset its progress, and send it (a job of ``kind``) once the transaction
+    commits. A done or still running job is refused with ``refused(message, field="status")``;
+    ``done`` is the message for a done one."""
     if job.status == JobStatus.DONE:
         raise refused(done, field="status")
     try:
         job_reset(job=job, progress_done=0)
     except JobStillRunning as exc:
         raise refused(str(exc), field="status") from exc
-    transaction.on_commit(enqueue)
+    job_send_on_commit(kind, job.pk)
 
 
 # --- The sweeper -----------------------------------------------------------------------------
@@ -392,17 +393,22 @@ def job_retry(
 
 @dataclasses.dataclass(frozen=True)
 class JobKind:
-    """How the sweeper treats one leased model.
+    """How one leased model's rows are sent to a worker and swept.
 
-    ``dispatch(pk)`` sends the row's task; ``eligible`` (a ``Q``, or a function of the sweep's
-    time returning one) narrows which active rows are swept (a metric run's chunks only while
-    their run is active); ``after_sweep(now)`` does the kind's
-    own housekeeping (finishing metric runs whose chunks have all ended) and returns how many
-    rows it changed; ``created_field`` is the row's creation time (a path for a unit of a job).
+    ``task`` is the registered name of the Celery task that runs a row (its one argument is the
+    row's id); `job_send` sends it by name, so a service never imports a task module and the task
+    module, a thin caller of the services, forms no import loop with them. ``queue`` is the queue
+    for every row, or a function returning one queue per given row id (a metric run's chunks go to
+    the queue of their family), or None for Celery's routing. ``eligible`` (a ``Q``, or a function
+    of the sweep's time returning one) narrows which active rows are swept (a metric run's chunks
+    only while their run is active); ``after_sweep(now)`` does the kind's own housekeeping
+    (finishing metric runs whose chunks have all ended) and returns how many rows it changed;
+    ``created_field`` is the row's creation time (a path for a unit of a job).
     """
 
     model: type[Leased]
-    dispatch: Callable[[int], None]
+    task: str
+    queue: str | Callable[[list[int]], list[str]] | None = None
     eligible: Q | Callable[[datetime], Q] = dataclasses.field(default_factory=Q)
     after_sweep: Callable[[datetime], int] | None = None
     created_field: str = "created_at"
@@ -415,18 +421,53 @@ def register_job_kind(
     name: str,
     *,
     model: type[Leased],
-    dispatch: Callable[[int], None],
+    task: str,
+    queue: str | Callable[[list[int]], list[str]] | None = None,
     eligible: Q | Callable[[datetime], Q] | None = None,
     after_sweep: Callable[[datetime], int] | None = None,
     created_field: str = "created_at",
 ) -> None:
+    """Register a kind of job (from its app's ``ready()``); see :class:`JobKind`."""
     JOB_KINDS[name] = JobKind(
         model=model,
-        dispatch=dispatch,
+        task=task,
+        queue=queue,
         eligible=eligible or Q(),
         after_sweep=after_sweep,
         created_field=created_field,
     )
+
+
+def job_send(kind: str, pks: int | list[int]) -> None:
+    """Send the task of each row now, one message per row, and record when (the sweeper's clock
+    for lost messages). The one way a job reaches a worker: services, retries and the sweeper."""
+    job_kind = JOB_KINDS[kind]
+    ids = [pks] if isinstance(pks, int) else list(pks)
+    if not ids:
+        return
+    if callable(job_kind.queue):
+        queues: list[str | None] = list(job_kind.queue(ids))
+    else:
+        queues = [job_kind.queue] * len(ids)
+    job_dispatched(job_kind.model, ids)
+    _send_tasks(job_kind.task, list(zip(ids, queues, strict=True)))
+
+
+def job_send_on_commit(kind: str, pks: int | list[int]) -> None:
+    """`job_send` once the caller's transaction commits (a worker must find the rows)."""
+    transaction.on_commit(functools.partial(job_send, kind, pks))
+
+
+def _send_tasks(task: str, work: list[tuple[int, str | None]]) -> None:
+    """Send the task named ``task`` for each ``(row id, queue)`` by name (`Celery.send_task`:
+    the sender needs no task module; ``CELERY_TASK_ROUTES`` still route by the name), over one
+    producer connection however many rows."""
+    from celery import current_app
+
+    with current_app.producer_or_acquire() as producer:
+        for pk, queue in work:
+            options = {"queue": queue} if queue else {}
+            current_app.send_task(task, args=(pk,), producer=producer, **options)
 
 
 @dataclasses.dataclass
@@ -497,7 +538,7 @@ def _sweep_kind(name: str, kind: JobKind, now: datetime, result: SweepResult) ->
                 continue
             if again.update(lease_owner="", lease_expires_at=None, dispatched_at=now):
                 result.redispatched.setdefault(name, []).append(pk)
-                transaction.on_commit(functools.partial(kind.dispatch, pk))
+                transaction.on_commit(functools.partial(job_send, name, pk))
     if kind.after_sweep is not None:
         result.housekeeping += kind.after_sweep(now)
 

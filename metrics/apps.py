@@ -1,43 +1,32 @@
 from __future__ import annotations
 
+import threading
 from datetime import datetime
 from typing import Any
 
 from django.apps import AppConfig
 from django.db.models import Q
 
-# The sweeper's dispatchers import the services only when called: the services load numpy and
-# the scorer registry, which a web process reading settings should not pay for.
+# The job kinds' helpers import the services only when called: the services load numpy and the
+# scorer registry, which a web process reading settings should not pay for.
 
 
-def _dispatch_chunk(chunk_id: int) -> None:
-    from metrics.services.metric_runs import metric_run_chunk_dispatch
+def _chunk_queues(chunk_ids: list[int]) -> list[str]:
+    from metrics.services.metric_runs import metric_run_chunk_queues
 
-    metric_run_chunk_dispatch(chunk_id)
+    return metric_run_chunk_queues(chunk_ids)
+
+
+def _model_queues(pks: list[int]) -> list[str]:
+    from metrics.services.queues import model_queues
+
+    return model_queues(pks)
 
 
 def _finish_ended_runs(now: datetime) -> int:
     from metrics.services.metric_runs import metric_runs_finish_ended
 
     return metric_runs_finish_ended(now)
-
-
-def _dispatch_report(report_id: int) -> None:
-    from metrics.services.reports import report_dispatch
-
-    report_dispatch(report_id)
-
-
-def _dispatch_discriminator(discriminator_id: int) -> None:
-    from metrics.services.discriminators import discriminator_dispatch
-
-    discriminator_dispatch(discriminator_id)
-
-
-def _dispatch_selection(selection_id: int) -> None:
-    from metrics.services.followup_selection import selection_dispatch
-
-    selection_dispatch(selection_id)
 
 
 def _chunks_to_sweep(now: datetime) -> Q:
@@ -47,6 +36,13 @@ def _chunks_to_sweep(now: datetime) -> Q:
 
     stalled = ~Q(run__chunks__lease_expires_at__gt=now)
     return Q(run__status__in=ACTIVE) & (Q(status=JobStatus.RUNNING) | stalled)
+
+
+def _warm_up_metrics(**kwargs: Any) -> threading.Thread | None:
+    """Load the metric kernels' models in each new Celery pool process (`services/warmup.py`)."""
+    from metrics.services.warmup import start_warm_up
+
+    return start_warm_up(**kwargs)
 
 
 def _report_figures() -> dict[str, Any]:
@@ -60,7 +56,13 @@ class MetricsConfig(AppConfig):
     name = "metrics"
 
     def ready(self) -> None:
+        from celery.signals import worker_process_init
+
         from core.health import register_feature_check
+
+        # Each pool process, not the worker's parent (`worker_ready` fires there, once, and the
+        # prefork children it forked before do not share what it loads afterwards).
+        worker_process_init.connect(_warm_up_metrics, dispatch_uid="metrics-warm-up")
 
         register_feature_check("report_figures", _report_figures)
 
@@ -70,15 +72,24 @@ class MetricsConfig(AppConfig):
         register_job_kind(
             "metric_run_chunk",
             model=MetricRunChunk,
-            dispatch=_dispatch_chunk,
+            task="metrics.tasks.runs.score_chunk",
+            queue=_chunk_queues,
             eligible=_chunks_to_sweep,
             after_sweep=_finish_ended_runs,
             created_field="run__created_at",
         )
-        register_job_kind("report", model=Report, dispatch=_dispatch_report)
+        register_job_kind("report", model=Report, task="metrics.tasks.reports.report_compute_task")
+        # Seed 003 trains on a GPU, seed 004 scores with a language model: the gpu queue where
+        # the deployment has a GPU worker (metrics.services.queues).
         register_job_kind(
-            "trained_discriminator", model=TrainedDiscriminator, dispatch=_dispatch_discriminator
+            "trained_discriminator",
+            model=TrainedDiscriminator,
+            task="metrics.tasks.training.train_discriminator",
+            queue=_model_queues,
         )
         register_job_kind(
-            "followup_selection", model=FollowupSelection, dispatch=_dispatch_selection
+            "followup_selection",
+            model=FollowupSelection,
+            task="metrics.tasks.training.select_followup_items",
+            queue=_model_queues,
         )

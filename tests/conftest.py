@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import time
 from collections.abc import Iterator
@@ -165,3 +166,26 @@ def _wait_until_the_worker_answers(proc: subprocess.Popen, timeout: float = 120.
             continue
     proc.kill()
     pytest.fail(f"the Celery worker did not answer a ping within {timeout:.0f} s")
+
+
+@dataclasses.dataclass(frozen=True)
+class SentJob:
+    kind: str
+    pk: int
+    queue: str | None
+
+
+@pytest.fixture
+def sent_jobs(monkeypatch) -> list[SentJob]:
+    """The jobs sent to a worker (`core.jobs.job_send`, the one way a job is sent), recorded in
+    order instead of being sent."""
+    from core import jobs
+
+    sent: list[SentJob] = []
+    kinds = {kind.task: name for name, kind in jobs.JOB_KINDS.items()}
+
+    def record(task: str, work: list[tuple[int, str | None]]) -> None:
+        sent.extend(SentJob(kinds[task], pk, queue) for pk, queue in work)
+
+    monkeypatch.setattr(jobs, "_send_tasks", record)
+    return sent

@@ -50,9 +50,9 @@ from core.jobs import (
     JobCancelled,
     job_cancel,
     job_claim,
-    job_dispatched,
     job_finish,
     job_is_live,
+    job_send_on_commit,
     new_lease_owner,
 )
 from core.models import JobStatus
@@ -278,16 +278,7 @@ def static_run_create(
 
 def static_run_start(*, run: StaticRun) -> None:
     """Queue the run for a worker (queue `chat`) once the caller's transaction commits."""
-    run_id = run.pk
-    transaction.on_commit(lambda: static_run_dispatch(run_id))
-
-
-def static_run_dispatch(run_id: int) -> None:
-    """Send the run's task now (the sweeper calls this for a run whose worker died)."""
-    from chat import tasks  # the tasks module imports this one
-
-    job_dispatched(StaticRun, run_id)
-    tasks.static_run_execute.delay(run_id)
+    job_send_on_commit("static_run", run.pk)
 
 
 def static_run_cancel(*, run: StaticRun) -> StaticRun:

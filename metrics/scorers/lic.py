@@ -35,7 +35,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from metrics.scorers.base import Batch, Computed
-from metrics.scorers.ngrams import Encoded, encoded, kernels
+from metrics.scorers.ngram_kernels import kernels
+from metrics.scorers.ngrams import Encoded, encoded
 
 
 def _tokens(text: str) -> list[str]:

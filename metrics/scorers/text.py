@@ -49,6 +49,8 @@ from typing import Any
 
 import numpy as np
 
+from metrics.scorers.ngram_kernels import kernels
+
 NORMALISATION_VERSION = 2
 PROFILES = ("default", "lic")
 LANGUAGES = ("zh", "en", "ja")
@@ -526,8 +528,6 @@ def _encode_compiled(tokenizer: str, texts: Sequence[str], lowercase: bool) -> T
             for s, n in zip(starts[unpacked].tolist(), lengths[unpacked].tolist(), strict=True)
         ]
         keys[unpacked] = _LONG + np.array(found, dtype=np.int64)
-    from metrics.scorers.ngrams import kernels
-
     ids, size = kernels().densify(keys, 0)  # a vocabulary: small, the table grows
     # ids are numbered in order of first appearance: the first token of id d is where the
     # running maximum first reaches d

@@ -27,12 +27,12 @@ from core.jobs import (
     job_finish,
     job_progress,
     job_retry,
+    job_send_on_commit,
     new_lease_owner,
 )
 from metrics.models import JobStatus, TrainedDiscriminator
 from metrics.scorers.discriminator import TABLE2_MODELS, DiscriminatorConfig
 from metrics.scorers.learned import training_pairs
-from metrics.services import queues
 
 # Settings a researcher may change besides the architecture preset (seed 003 §3.2 defaults).
 TUNABLE = (
@@ -120,20 +120,9 @@ def discriminator_create(
             created_by=created_by,
         )
         if enqueue:
-            transaction.on_commit(lambda: enqueue_training(discriminator))
+            # Seed 003 trains on a GPU: the gpu queue where the deployment has one.
+            job_send_on_commit("trained_discriminator", discriminator.pk)
     return discriminator
-
-
-def enqueue_training(discriminator: TrainedDiscriminator) -> None:
-    discriminator_dispatch(discriminator.pk)
-
-
-def discriminator_dispatch(discriminator_id: int) -> None:
-    """Send the training task now (the sweeper calls this for a training whose worker died)."""
-    from metrics.tasks.training import train_discriminator_task
-
-    # Seed 003 trains on a GPU: the gpu queue where the deployment has one.
-    queues.model_job_send(TrainedDiscriminator, discriminator_id, train_discriminator_task)
 
 
 def discriminator_train(discriminator_id: int) -> TrainedDiscriminator:
@@ -215,6 +204,6 @@ def discriminator_retry(discriminator: TrainedDiscriminator) -> TrainedDiscrimin
         job=discriminator,
         refused=DiscriminatorError,
         done="this version is trained already",
-        enqueue=lambda: enqueue_training(discriminator),
+        kind="trained_discriminator",
     )
     return discriminator

@@ -29,6 +29,7 @@ from core.jobs import (
     job_finish,
     job_progress,
     job_retry,
+    job_send_on_commit,
     new_lease_owner,
 )
 from metrics.models import FollowupSelection, JobStatus
@@ -36,7 +37,6 @@ from metrics.scorers import followup
 from metrics.scorers.base import MetricUnavailable
 from metrics.scorers.models import resolve_model
 from metrics.selectors.metric_runs import dialogue_texts
-from metrics.services import queues
 
 MIN_DIALOGUES = 6  # two folds of at least 3 dialogues each
 _CHUNK = 16  # dialogues scored between progress updates
@@ -124,19 +124,8 @@ def selection_create(
             created_by=created_by,
         )
         if enqueue:
-            transaction.on_commit(lambda: enqueue_selection(selection))
+            job_send_on_commit("followup_selection", selection.pk)
     return selection
-
-
-def enqueue_selection(selection: FollowupSelection) -> None:
-    selection_dispatch(selection.pk)
-
-
-def selection_dispatch(selection_id: int) -> None:
-    """Send the selection's task now (the sweeper calls this when its worker died)."""
-    from metrics.tasks.training import select_followup_items_task
-
-    queues.model_job_send(FollowupSelection, selection_id, select_followup_items_task)
 
 
 def selection_cancel(selection: FollowupSelection) -> bool:
@@ -150,7 +139,7 @@ def selection_retry(selection: FollowupSelection) -> FollowupSelection:
         job=selection,
         refused=SelectionError,
         done="this selection is done already",
-        enqueue=lambda: enqueue_selection(selection),
+        kind="followup_selection",
     )
     return selection
 

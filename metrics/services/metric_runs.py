@@ -32,7 +32,7 @@ from core.errors import ServiceError
 from core.jobs import (
     ACTIVE,
     job_cancel,
-    job_dispatched,
+    job_send_on_commit,
 )
 from metrics.models import JobStatus, MetricRun, MetricRunChunk
 from metrics.scorers import followup
@@ -353,28 +353,19 @@ def metric_run_create(
 
 
 def _enqueue_on_commit(run: MetricRun, chunk_ids: list[int]) -> None:
-    from metrics.tasks import runs as tasks
+    """Send the chunks once the transaction commits, each to its family's queue; a run with
+    nothing left to score is finished instead."""
+    if chunk_ids:
+        job_send_on_commit("metric_run_chunk", chunk_ids)
+    else:
+        run_id = run.pk
+        transaction.on_commit(lambda: metric_run_finish(run_id=run_id))
 
+
+def metric_run_chunk_queues(chunk_ids: list[int]) -> list[str]:
+    """The queue of each chunk (:func:`chunk_queue` of its family), in the order given."""
     families = dict(MetricRunChunk.objects.filter(pk__in=chunk_ids).values_list("pk", "family"))
-    work = [(pk, chunk_queue(families[pk], pk)) for pk in chunk_ids]
-    run_id = run.pk
-
-    def send() -> None:
-        job_dispatched(MetricRunChunk, chunk_ids)
-        tasks.dispatch(run_id=run_id, chunks=work)
-
-    transaction.on_commit(send)
-
-
-def metric_run_chunk_dispatch(chunk_id: int) -> None:
-    """Send one chunk's task now (the sweeper calls this for a chunk whose worker died)."""
-    from metrics.tasks import runs as tasks
-
-    family = MetricRunChunk.objects.filter(pk=chunk_id).values_list("family", flat=True).first()
-    if family is None:
-        return
-    job_dispatched(MetricRunChunk, chunk_id)
-    tasks.score_chunk.apply_async((chunk_id,), queue=chunk_queue(family, chunk_id))
+    return [chunk_queue(families.get(pk, ""), pk) for pk in chunk_ids]
 
 
 def metric_runs_finish_ended(now: object = None) -> int:

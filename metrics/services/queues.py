@@ -4,12 +4,7 @@ no, and the ``gpu`` queue was never used)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
-
-from core.jobs import job_dispatched
-from core.models import Leased
 
 GPU_QUEUE = "gpu"
 METRICS_QUEUE = "metrics"
@@ -21,8 +16,6 @@ def model_queue() -> str:
     return GPU_QUEUE if settings.GPU_QUEUE else METRICS_QUEUE
 
 
-def model_job_send(model: type[Leased], pk: int, task: Any) -> None:
-    """Mark a model-heavy job (a training, a follow-up selection) dispatched and send its Celery
-    ``task`` with the job's id to :func:`model_queue`."""
-    job_dispatched(model, pk)
-    task.apply_async(args=[pk], queue=model_queue())
+def model_queues(pks: list[int]) -> list[str]:
+    """:func:`model_queue` for each of a model-heavy kind's rows (`core.jobs.JobKind.queue`)."""
+    return [model_queue()] * len(pks)

@@ -31,9 +31,9 @@ from core.jobs import (
     JobCancelled,
     job_cancel,
     job_claim,
-    job_dispatched,
     job_finish,
     job_progress,
+    job_send_on_commit,
     new_lease_owner,
 )
 from metrics.analysis import METHODS, StudyConfig
@@ -270,19 +270,6 @@ def _check_levels(runs: list[MetricRun], config: dict[str, Any], errors: dict[st
 # --- create, re-run ---
 
 
-def _enqueue(report: Report) -> None:
-    report_id = report.pk
-    transaction.on_commit(lambda: report_dispatch(report_id))
-
-
-def report_dispatch(report_id: int) -> None:
-    """Send the report's task now (the sweeper calls this for a report whose worker died)."""
-    from metrics.tasks.reports import report_compute_task
-
-    job_dispatched(Report, report_id)
-    report_compute_task.delay(report_id)
-
-
 def report_cancel(*, report: Report) -> bool:
     """Stop a pending or running report (a running one at its next progress step); False when
     it had already ended."""
@@ -316,7 +303,7 @@ def report_create(
         created_by=created_by,
         provenance={"rerun_of": rerun_of.pk} if rerun_of else {},
     )
-    _enqueue(report)
+    job_send_on_commit("report", report.pk)
     return report
 
 

@@ -25,23 +25,8 @@ from tests.conftest import REPO_ROOT
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def sent(monkeypatch) -> list[tuple[str, int]]:
-    """Record what the sweeper sends instead of sending it."""
-    calls: list[tuple[str, int]] = []
-    for name, kind in list(jobs.JOB_KINDS.items()):
-        monkeypatch.setitem(
-            jobs.JOB_KINDS,
-            name,
-            jobs.JobKind(
-                model=kind.model,
-                dispatch=lambda pk, name=name: calls.append((name, pk)),
-                eligible=kind.eligible,
-                after_sweep=kind.after_sweep,
-                created_field=kind.created_field,
-            ),
-        )
-    return calls
+def _kinds_and_ids(sent_jobs) -> list[tuple[str, int]]:
+    return [(job.kind, job.pk) for job in sent_jobs]
 
 
 def _run() -> StaticRun:
@@ -127,7 +112,7 @@ def test_retry_is_refused_while_a_worker_holds_the_job_and_allowed_once_it_died(
 
 
 def test_the_sweeper_sends_a_job_whose_lease_ran_out_exactly_once(
-    sent, django_capture_on_commit_callbacks
+    sent_jobs, django_capture_on_commit_callbacks
 ) -> None:
     run = _run()
     job_claim(StaticRun, run.pk, owner="dead")
@@ -139,31 +124,31 @@ def test_the_sweeper_sends_a_job_whose_lease_ran_out_exactly_once(
         second = jobs_sweep()
     assert first.redispatched == {"static_run": [run.pk]}
     assert second.redispatched == {}
-    assert sent == [("static_run", run.pk)]
+    assert _kinds_and_ids(sent_jobs) == [("static_run", run.pk)]
 
 
-def test_the_sweeper_leaves_live_and_recently_sent_jobs_alone(sent) -> None:
+def test_the_sweeper_leaves_live_and_recently_sent_jobs_alone(sent_jobs) -> None:
     running, queued = _run(), _run()
     job_claim(StaticRun, running.pk, owner="alive")
     StaticRun.objects.filter(pk=queued.pk).update(dispatched_at=timezone.now())
     result = jobs_sweep()
     assert (result.redispatched, result.failed, result.cancelled) == ({}, {}, {})
-    assert sent == []
+    assert _kinds_and_ids(sent_jobs) == []
 
 
 @override_settings(JOB_PENDING_TIMEOUT=60)
 def test_the_sweeper_sends_again_a_job_whose_message_was_lost(
-    sent, django_capture_on_commit_callbacks
+    sent_jobs, django_capture_on_commit_callbacks
 ) -> None:
     run = _run()
     StaticRun.objects.filter(pk=run.pk).update(dispatched_at=timezone.now() - timedelta(seconds=61))
     with django_capture_on_commit_callbacks(execute=True):
         assert jobs_sweep().redispatched == {"static_run": [run.pk]}
-    assert sent == [("static_run", run.pk)]
+    assert _kinds_and_ids(sent_jobs) == [("static_run", run.pk)]
 
 
 @override_settings(JOB_MAX_ATTEMPTS=3)
-def test_a_job_that_keeps_killing_its_worker_fails_with_the_reason(sent) -> None:
+def test_a_job_that_keeps_killing_its_worker_fails_with_the_reason(sent_jobs) -> None:
     run = _run()
     StaticRun.objects.filter(pk=run.pk).update(
         status=JobStatus.RUNNING,
@@ -175,10 +160,10 @@ def test_a_job_that_keeps_killing_its_worker_fails_with_the_reason(sent) -> None
     run.refresh_from_db()
     assert result.failed == {"static_run": [run.pk]}
     assert run.status == JobStatus.FAILED and "3" in run.error and run.finished_at
-    assert sent == []
+    assert _kinds_and_ids(sent_jobs) == []
 
 
-def test_the_sweeper_ends_a_cancelled_job_whose_worker_died(sent) -> None:
+def test_the_sweeper_ends_a_cancelled_job_whose_worker_died(sent_jobs) -> None:
     run = _run()
     job_claim(StaticRun, run.pk, owner="dead")
     StaticRun.objects.filter(pk=run.pk).update(
@@ -187,7 +172,7 @@ def test_the_sweeper_ends_a_cancelled_job_whose_worker_died(sent) -> None:
     assert jobs_sweep().cancelled == {"static_run": [run.pk]}
     run.refresh_from_db()
     assert run.status == JobStatus.CANCELLED
-    assert sent == []
+    assert _kinds_and_ids(sent_jobs) == []
 
 
 def test_every_job_kind_is_registered_with_the_sweeper() -> None:
@@ -198,6 +183,29 @@ def test_every_job_kind_is_registered_with_the_sweeper() -> None:
         "trained_discriminator",
         "followup_selection",
     }
+
+
+def test_every_job_kind_names_a_registered_celery_task() -> None:
+    from config.celery import app
+
+    app.loader.import_default_modules()  # what a worker does at start
+    for name, kind in jobs.JOB_KINDS.items():
+        assert kind.task in app.tasks, f"{name}: no Celery task named {kind.task!r}"
+
+
+def test_job_send_marks_the_rows_sent_and_sends_each_to_its_queue(sent_jobs, settings) -> None:
+    settings.GPU_QUEUE = True
+    selection_ids = [11, 12]
+    jobs.job_send("followup_selection", selection_ids)
+    run = _run()
+    jobs.job_send("static_run", run.pk)
+    assert [(job.kind, job.pk, job.queue) for job in sent_jobs] == [
+        ("followup_selection", 11, "gpu"),
+        ("followup_selection", 12, "gpu"),
+        ("static_run", run.pk, None),  # CELERY_TASK_ROUTES sends chat.tasks.* to `chat`
+    ]
+    run.refresh_from_db()
+    assert run.dispatched_at is not None
 
 
 def test_beat_runs_the_sweeper_on_the_configured_interval(settings) -> None:

@@ -9,16 +9,13 @@ from django.core.management import CommandError, call_command
 
 from chat.models import StaticRun
 from chat.services import static_runs as services
+from core import jobs
 from core.models import JobStatus
 from tests.chat.static_runs.helpers import make_dataset, retrieval_backend
 
 
 @pytest.mark.django_db
-def test_it_queues_a_seeded_sample_run_after_commit(
-    monkeypatch, django_capture_on_commit_callbacks
-):
-    queued: list[int] = []
-    monkeypatch.setattr("chat.tasks.static_run_execute.delay", queued.append)
+def test_it_queues_a_seeded_sample_run_after_commit(sent_jobs, django_capture_on_commit_callbacks):
     dataset = make_dataset()
     retrieval_backend("检索-A", dataset)
     retrieval_backend("检索-B", dataset, method="bm25")
@@ -34,7 +31,7 @@ def test_it_queues_a_seeded_sample_run_after_commit(
             stdout=out,
         )
     run = StaticRun.objects.get()
-    assert queued == [run.pk]
+    assert [(job.kind, job.pk) for job in sent_jobs] == [("static_run", run.pk)]
     assert (run.sample_size, run.seed, run.progress_total) == (4, 2, 8)
     assert f"Static run {run.pk} '命令行' queued: 8 answers" in out.getvalue()
 
@@ -61,8 +58,11 @@ def test_bad_names_and_arguments_exit_with_the_reason(arguments, message):
 def test_wait_follows_the_run_to_the_end(monkeypatch):
     # The queued task runs at once in this process, as a worker would run it.
     monkeypatch.setattr(
-        "chat.tasks.static_run_execute.delay",
-        lambda run_id: services.static_run_execute(run=StaticRun.objects.get(pk=run_id)),
+        jobs,
+        "_send_tasks",
+        lambda task, work: [
+            services.static_run_execute(run=StaticRun.objects.get(pk=pk)) for pk, _queue in work
+        ],
     )
     dataset = make_dataset(n=3)
     retrieval_backend("检索-A", dataset)

@@ -14,10 +14,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def queued(monkeypatch) -> list[int]:
-    calls: list[int] = []
-    monkeypatch.setattr("chat.tasks.static_run_execute.delay", calls.append)
-    return calls
+def queued(sent_jobs) -> list:
+    """The jobs sent to a worker, as they are sent (`tests.conftest.SentJob`)."""
+    return sent_jobs
 
 
 @pytest.fixture
@@ -65,7 +64,9 @@ def test_the_create_form_starts_the_run_after_commit(
             {"name": "r", "dataset": dataset.pk, "backends": [backend.pk], "seed": "0"},
         )
     run = StaticRun.objects.get()
-    assert response.status_code == 302 and queued == [run.pk]
+    assert response.status_code == 302 and [(job.kind, job.pk) for job in queued] == [
+        ("static_run", run.pk)
+    ]
     assert run.items.count() == 10
 
 
@@ -124,7 +125,9 @@ def test_retry_from_the_page_requeues_the_failed_items(
         response = researcher_client.post(
             reverse("chat:static-run-retry", args=[run_with_answers.pk])
         )
-    assert response.status_code == 302 and queued == [run_with_answers.pk]
+    assert response.status_code == 302 and [(job.kind, job.pk) for job in queued] == [
+        ("static_run", run_with_answers.pk)
+    ]
     run_with_answers.refresh_from_db()
     assert run_with_answers.status == "pending"
     assert run_with_answers.items.filter(status="pending").count() == 2
@@ -160,7 +163,7 @@ def test_the_api_creates_lists_retrieves_cancels_and_retries(
     data = created.json()
     assert data["backends"] == ["检索-A", "检索-B"] and data["status"] == "pending"
     assert data["progress"] == {"total": 8, "done": 0, "failed": 0, "pending": 8, "percent": 0}
-    assert queued == [data["id"]]
+    assert [(job.kind, job.pk) for job in queued] == [("static_run", data["id"])]
     listed = api.get(reverse("api-static-run-list")).json()
     assert [r["id"] for r in listed["results"]] == [data["id"]]
     detail = api.get(reverse("api-static-run-detail", args=[data["id"]])).json()

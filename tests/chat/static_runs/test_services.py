@@ -252,9 +252,7 @@ def test_each_backend_gets_at_most_its_concurrency_limit_and_backends_run_in_par
 
 
 @transactional
-def test_failures_are_recorded_per_sample_and_retry_answers_them(monkeypatch):
-    queued: list[int] = []
-    monkeypatch.setattr("chat.tasks.static_run_execute.delay", queued.append)
+def test_failures_are_recorded_per_sample_and_retry_answers_them(sent_jobs):
     dataset = make_dataset(n=6)
     with FakeOpenAI(reply="好的") as server:
         backend = openai_backend("时好时坏", server.base_url, limit=1)
@@ -270,7 +268,8 @@ def test_failures_are_recorded_per_sample_and_retry_answers_them(monkeypatch):
 
         assert services.static_run_retry_failed(run=run) == 2
         run.refresh_from_db()
-        assert (run.status, run.progress_done, queued) == ("pending", 4, [run.pk])
+        assert (run.status, run.progress_done) == ("pending", 4)
+        assert [(job.kind, job.pk) for job in sent_jobs] == [("static_run", run.pk)]
         run = services.static_run_execute(run=run)
 
     assert run.status == JobStatus.DONE and run.progress_done == 6
@@ -301,8 +300,7 @@ def test_cancel_before_the_worker_starts_cancels_at_once_and_nothing_is_answered
 
 
 @transactional
-def test_cancel_during_the_run_stops_between_items_and_retry_resumes(monkeypatch):
-    monkeypatch.setattr("chat.tasks.static_run_execute.delay", lambda run_id: None)
+def test_cancel_during_the_run_stops_between_items_and_retry_resumes(monkeypatch, sent_jobs):
     dataset = make_dataset(n=10)
     with FakeOpenAI(reply="好的", token_delay=0.05) as server:
         backend = openai_backend("慢模型", server.base_url, limit=1)

@@ -79,7 +79,7 @@ def test_training_saves_a_version_usable_as_a_metric(var_dir):
 
 @pytest.mark.django_db
 def test_a_failure_is_recorded_and_can_be_retried(
-    var_dir, monkeypatch, django_capture_on_commit_callbacks
+    var_dir, monkeypatch, sent_jobs, django_capture_on_commit_callbacks
 ):
     dataset = toy_dataset(pairs=60)
     version = services.discriminator_create(
@@ -94,12 +94,10 @@ def test_a_failure_is_recorded_and_can_be_retried(
         services.discriminator_train(version.pk)
     version.refresh_from_db()
     assert version.status == JobStatus.FAILED and "out of memory" in version.error
-    sent = []
-    monkeypatch.setattr(services, "enqueue_training", sent.append)
     with django_capture_on_commit_callbacks(execute=True):
         services.discriminator_retry(version)
     assert version.__class__.objects.get(pk=version.pk).status == JobStatus.PENDING
-    assert [v.pk for v in sent] == [version.pk]
+    assert [(job.kind, job.pk) for job in sent_jobs] == [("trained_discriminator", version.pk)]
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
@@ -136,10 +134,9 @@ def test_command_trains_and_prints_the_table2_row(var_dir, capsys):
 
 @pytest.mark.django_db
 def test_pages_and_api_are_for_researchers(
-    researcher_client, expert_client, var_dir, monkeypatch, django_capture_on_commit_callbacks
+    researcher_client, expert_client, var_dir, sent_jobs, django_capture_on_commit_callbacks
 ):
-    sent = []
-    monkeypatch.setattr(services, "enqueue_training", sent.append)
+    sent = sent_jobs
     dataset = toy_dataset(pairs=60)
     for url in (reverse("metrics:discriminator-list"), reverse("metrics:discriminator-create")):
         assert expert_client.get(url).status_code == 403

@@ -86,12 +86,11 @@ def test_bad_requests_name_the_field(lm_dir, tmp_path):
 
 
 @pytest.mark.django_db
-def test_pages_are_for_researchers(researcher_client, expert_client, lm_dir, monkeypatch):
+def test_pages_are_for_researchers(researcher_client, expert_client, lm_dir, sent_jobs):
     job = rated_job()
     for url in (reverse("metrics:followup-list"), reverse("metrics:followup-create")):
         assert expert_client.get(url).status_code == 403
         assert researcher_client.get(url).status_code == 200
-    monkeypatch.setattr(services, "enqueue_selection", lambda selection: None)
     form = {
         "name": "页面",
         "job": job.pk,

@@ -49,13 +49,9 @@ def api(researcher):
 
 
 def test_the_create_form_starts_a_run_and_enqueues_it_on_commit(
-    researcher_client, django_capture_on_commit_callbacks, monkeypatch
+    researcher_client, django_capture_on_commit_callbacks, sent_jobs
 ):
     study = make_study(dialogues_per_cell=1)
-    sent = []
-    monkeypatch.setattr(
-        "metrics.tasks.runs.dispatch", lambda *, run_id, chunks: sent.append((run_id, chunks))
-    )
     page = researcher_client.get(reverse("metrics:metric-run-create"))
     assert page.status_code == 200
     assert "sentence-transformers/all-MiniLM-L6-v2" in page.content.decode()
@@ -81,7 +77,10 @@ def test_the_create_form_starts_a_run_and_enqueues_it_on_commit(
     assert response["Location"] == reverse("metrics:metric-run-detail", args=[run.pk])
     assert len(run.metrics) == 16
     assert run.metric_settings == {"profile": "lic"}
-    assert sent == [(run.pk, [(pk, "metrics") for pk in run.chunks.values_list("pk", flat=True)])]
+    chunks = run.chunks.values_list("pk", flat=True)
+    assert [(job.kind, job.pk, job.queue) for job in sent_jobs] == [
+        ("metric_run_chunk", pk, "metrics") for pk in chunks
+    ]
 
 
 def test_the_create_form_names_a_bad_upload_line(researcher_client):
@@ -217,9 +216,8 @@ def test_only_researchers_may_see_runs(request, who, scored_run):
     assert client.get(f"/api/metric-runs/{scored_run.pk}/scores/").status_code == 403
 
 
-def test_the_command_creates_a_run_and_names_bad_input(capsys, monkeypatch):
+def test_the_command_creates_a_run_and_names_bad_input(capsys, sent_jobs):
     study = make_study(dialogues_per_cell=1)
-    monkeypatch.setattr("metrics.tasks.runs.dispatch", lambda **kwargs: None)
     with pytest.raises(CommandError, match="unknown metric\\(s\\) bleu-7"):
         call_command("run_metrics", "--campaign", study.campaign.name, "--metrics", "f1,bleu-7")
     with pytest.raises(CommandError, match="--metric-settings: not valid JSON"):

@@ -46,3 +46,17 @@ def test_the_warm_up_scores_every_msde16_metric_of_each_language(monkeypatch):
     from metrics.scorers.registry import PRESETS
 
     assert seen == [(PRESETS["msde16"], "zh", 2), (PRESETS["msde16"], "en", 2)]
+
+
+@override_settings(METRICS_WORKER_WARMUP=True)
+def test_each_new_pool_process_warms_up_through_the_metrics_app(monkeypatch):
+    """The metrics app connects its warm-up to Celery's `worker_process_init` (the project's
+    Celery module imports no app); sending the signal, as a pool process starts, runs it."""
+    from celery.signals import worker_process_init
+
+    called = []
+    monkeypatch.setattr(warmup, "metrics_warm_up", lambda: called.append(True))
+    threads = [thread for _receiver, thread in worker_process_init.send(sender=None) if thread]
+    assert [thread.name for thread in threads] == ["metrics-warm-up"]
+    threads[0].join(timeout=5)
+    assert called == [True]
