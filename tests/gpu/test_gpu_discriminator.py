@@ -13,6 +13,7 @@ losses by tenths.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -43,11 +44,9 @@ def trained() -> dict[str, TrainingResult]:
         device: timed(
             "discriminator training",
             device,
-            lambda device=device: train_discriminator(
-                CONTEXTS, RESPONSES, CONFIG, seed=0, device=device
-            ),
-            warm_up=lambda device=device: train_discriminator(
-                CONTEXTS[:40], RESPONSES[:40], warm, device=device
+            partial(train_discriminator, CONTEXTS, RESPONSES, CONFIG, seed=0, device=device),
+            warm_up=partial(
+                train_discriminator, CONTEXTS[:40], RESPONSES[:40], warm, device=device
             ),
         )
         for device in ("cpu", ACCELERATOR)
@@ -71,13 +70,10 @@ def test_the_same_weights_score_the_same_on_cuda(
     scores = {}
     for device in ("cpu", ACCELERATOR):
         model = Discriminator.load(tmp_path / "model", device=device)
-        scores[device] = timed(
-            "discriminator scoring",
-            device,
-            lambda model=model: (
-                model.score(*PROBE),
-                model.referenced_scores(PROBE[1], PROBE[1][::-1]),
-            ),
-        )
+
+        def both(model: Discriminator = model) -> tuple[np.ndarray, np.ndarray]:
+            return model.score(*PROBE), model.referenced_scores(PROBE[1], PROBE[1][::-1])
+
+        scores[device] = timed("discriminator scoring", device, both)
     for accelerated, cpu in zip(scores[ACCELERATOR], scores["cpu"], strict=True):
         np.testing.assert_allclose(accelerated, cpu, atol=1e-5)

@@ -9,6 +9,7 @@ and is 100× below the differences between follow-ups that the metrics rank by.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +48,7 @@ def test_followup_likelihoods_and_scores_on_cuda_equal_the_cpu(lm_dir: Path) -> 
         likelihoods = timed(
             "FED/FULL follow-up likelihoods",
             device,
-            lambda s=scorer: s.likelihoods(DIALOGUES, texts),
+            partial(scorer.likelihoods, DIALOGUES, texts),
         )
         scores = {
             variant: followup_scores(DIALOGUES, scorer, "en", variant, "all")
