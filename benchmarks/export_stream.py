@@ -13,7 +13,8 @@ The server's resident memory (VmRSS) is sampled every 10 ms during the download;
 peak minus the value just before the request.
 
 CPU reference (to compare figures across machines): the same pure-Python loop timed in the same
-run, ``sum(i * i % 7 for i in range(5_000_000))``.
+run, ``sum(i * i % 7 for i in range(5_000_000))`` (benchmarks/cpu_reference.py); the times are
+printed also in its units.
 
     DATABASE_URL=postgres://…/platform_mine .venv/bin/python benchmarks/export_stream.py \
         [--dialogues 20000]
@@ -33,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cpu_reference import cpu_reference_s  # noqa: E402  (benchmarks/, the script's folder)
+from cpu_reference import cpu_reference_s, in_ref, reference_line  # noqa: E402  (benchmarks/, the script's folder)
 
 TARGET_FIRST_BYTE_S = 1.0
 TARGET_GROWTH_MB = 20.0
@@ -202,15 +203,16 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=30)
     reference = cpu_reference_s()
-    print(f"CPU reference loop: {reference:.2f} s")
+    print(reference_line(reference))
     print(f"export of {args.dialogues} dialogues: {figures['mb']:.1f} MB", end=" ")
-    print(f"in {figures['total_s']:.1f} s")
+    print(f"in {figures['total_s']:.1f} s {in_ref(figures['total_s'], reference)}")
     for name, value, target, unit in (
         ("first byte", figures["first_byte_s"], TARGET_FIRST_BYTE_S, "s"),
         ("web process growth", figures["growth_mb"], TARGET_GROWTH_MB, "MB"),
     ):
         verdict = "met" if value <= target else "MISSED"
-        print(f"{name}: {value:.2f} {unit} (target ≤ {target:g} {unit}: {verdict})")
+        in_units = f" {in_ref(value, reference)}" if unit == "s" else ""
+        print(f"{name}: {value:.2f} {unit}{in_units} (target ≤ {target:g} {unit}: {verdict})")
 
 
 if __name__ == "__main__":

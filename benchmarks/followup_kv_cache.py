@@ -4,7 +4,8 @@ FED-Cond over the 18 FED items scores ~45 distinct follow-ups after every dialog
 re-encodes history + follow-up for each of them; the cached path encodes the history once and runs
 all follow-ups against its key/value cache (``metrics/scorers/followup.py``). This script builds a
 randomly initialised, sized-down GPT-2 with a byte-level BPE tokenizer trained in memory (no
-download), scores the same dialogues both ways, checks that the scores agree and prints the timings.
+download), scores the same dialogues both ways, checks that the scores agree and prints the timings
+(on the CPU also in units of the CPU reference, benchmarks/cpu_reference.py, timed in the same run).
 
     .venv/bin/python benchmarks/followup_kv_cache.py [--dialogues 16] [--turns 10] [--device cpu]
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from cpu_reference import cpu_reference_s, in_ref, reference_line
 from tokenizers import ByteLevelBPETokenizer
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
@@ -112,9 +114,15 @@ def main() -> None:
         seconds, cached = timed(scorer, dialogues, use_cache=True)
         cached_times.append(seconds)
     plain_best, cached_best = min(plain_times), min(cached_times)
+    on_cpu = scorer.device.type == "cpu"
+    ref = cpu_reference_s()
+    print(reference_line(ref))
     for label, best in (("plain path", plain_best), ("KV-cache path", cached_best)):
         per_dialogue = 1000 * best / len(dialogues)
-        print(f"{label:<14}: {best:8.3f} s  ({per_dialogue:7.1f} ms/dialogue)")
+        print(
+            f"{label:<14}: {best:8.3f} s  ({per_dialogue:7.1f} ms/dialogue"
+            + (f" {in_ref(per_dialogue / 1000, ref)})" if on_cpu else ")")
+        )
     print(f"{'speed-up':<14}: {plain_best / cached_best:8.2f}x (best of {args.repeats})")
     print(f"max |score difference| = {np.max(np.abs(plain - cached)):.2e}")
 

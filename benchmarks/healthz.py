@@ -3,7 +3,9 @@ reusing a recent worker check (after, `HEALTH_WORKER_CHECK_MAX_AGE`).
 
 Starts a real Celery worker (the Procfile's `worker` command, concurrency 1) on the configured
 broker unless `--no-worker`, waits until it answers, then calls the view through the test client
-`--calls` times in each mode and prints the first call and the median/max of the rest, in ms.
+`--calls` times in each mode and prints the first call and the median/max of the rest, in ms,
+and the median also in units of the CPU reference (benchmarks/cpu_reference.py, timed in the same
+run; the "after" median is CPU time, the "before" one mostly waits for the worker's answer).
 The worker is stopped at the end. Run it against a migrated database and a broker of its own:
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/platform_bench \\
@@ -25,6 +27,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+from cpu_reference import cpu_reference_s, in_ref, reference_line  # noqa: E402  (benchmarks/, the script's folder)
 
 
 def main() -> None:
@@ -63,6 +67,8 @@ def main() -> None:
             if time.monotonic() > deadline:
                 raise SystemExit("the worker did not answer within 120 s")
     try:
+        ref = cpu_reference_s()
+        print(reference_line(ref))
         client = Client()
         for label, max_age in (("before (ping every call)", 0.0), ("after (reuse 15 s)", 15.0)):
             cache.delete(WORKER_CHECK_CACHE_KEY)
@@ -77,7 +83,8 @@ def main() -> None:
             down = [k for k, c in response.json()["checks"].items() if not c["ok"]]
             print(
                 f"{label}: status {status}, first {timings[0]:.0f} ms, "
-                f"then median {statistics.median(rest):.1f} ms, max {max(rest):.1f} ms "
+                f"then median {statistics.median(rest):.1f} ms "
+                f"{in_ref(statistics.median(rest) / 1000, ref)}, max {max(rest):.1f} ms "
                 f"over {len(rest)} calls" + (f"; down: {', '.join(down)}" if down else "")
             )
     finally:

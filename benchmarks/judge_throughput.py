@@ -12,7 +12,8 @@ Printed figures:
 - judged items per second for the first run (target ≥ 200/s: the platform is never the
   bottleneck of a 50 ms endpoint at concurrency 32), and requests sent;
 - the re-run answered from the request cache: wall time and requests sent (must be 0);
-- peak memory (RSS) of this process.
+- peak memory (RSS) of this process;
+- the CPU reference (benchmarks/cpu_reference.py), and each CPU-bound figure also in its units.
 
 Run it against a database of its own (it is migrated; the rows it creates are deleted at the
 end unless --keep):
@@ -36,6 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+from cpu_reference import cpu_reference_s, in_ref, per_ref, reference_line  # noqa: E402  (benchmarks/, the script's folder)
 
 SKILLS = ("chitchat", "knowledge", "recommendation", "persona")
 EXCHANGES = [
@@ -194,24 +197,31 @@ def main() -> None:
         second_s, second_cpu = _score(again, args.workers)
         second = JudgeRun.objects.get(pk=again.pk)
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        ref = cpu_reference_s()
+        print(reference_line(ref))
         print(
             f"dialogues: {args.dialogues} × MSDE rubric · systems: {args.systems} · "
             f"latency {args.latency * 1000:.0f} ms · concurrency {args.concurrency} · "
             f"workers {args.workers} · part size {services.PART_SIZE}"
         )
-        print(f"run create (render prompts, estimate, chunks): {create_s:.2f} s")
+        print(
+            f"run create (render prompts, estimate, chunks): {create_s:.2f} s "
+            f"{in_ref(create_s, ref)}"
+        )
         print(
             f"first run: {items} judged items in {first_s:.2f} s = {items / first_s:.0f} items/s "
             f"(target ≥ 200/s); requests sent {first.requests_sent}; status {run.status}"
         )
         print(
-            f"cache-hit re-run: {second_s:.2f} s = {items / second_s:.0f} items/s; "
+            f"cache-hit re-run: {second_s:.2f} s = {items / second_s:.0f} items/s "
+            f"{per_ref(items / second_s, ref)}; "
             f"requests sent {second.requests_sent}; cache hits {second.cache_hits}"
         )
         print(
             f"platform CPU (this process): first run {first_cpu / items * 1000:.2f} ms/item "
-            f"(CPU-bound ceiling {items / first_cpu:.0f} items/s on one free core), "
-            f"re-run {second_cpu / items * 1000:.2f} ms/item"
+            f"{in_ref(first_cpu / items, ref)} (CPU-bound ceiling {items / first_cpu:.0f} items/s "
+            f"{per_ref(items / first_cpu, ref)} on one free core), re-run "
+            f"{second_cpu / items * 1000:.2f} ms/item {in_ref(second_cpu / items, ref)}"
         )
         print(f"load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         print(f"peak memory (RSS): {peak_mb:.0f} MiB")

@@ -22,6 +22,10 @@ system), with the scores checked to agree within 1e-4. The
 encoder is a randomly initialised BERT (``--bert-layers``/``--bert-hidden``, Chinese characters
 as vocabulary, layer-norm biases lifted so cosines are positive as with pre-trained encoders), or
 ``--bert-model DIR`` for a real one. CUDA is used when available.
+
+CPU figures are printed also in units of the CPU reference (benchmarks/cpu_reference.py, a fixed
+pure-Python loop timed at the start of the run; not to be confused with the reference
+implementations above): ``= x ref`` for seconds, ``pairs/ref`` for pairs per reference time.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ from nltk.translate.meteor_score import meteor_score
 from pycocoevalcap.cider.cider import Cider
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from cpu_reference import cpu_reference_s, in_ref, reference_line
 
 from metrics.scorers import Settings, prepare, score, score_batch
 from metrics.scorers import bertscore as bertscore_module
@@ -182,7 +188,7 @@ def _timed(run: Callable[[], object]) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def lexical(pairs: int, reference_pairs: int) -> None:
+def lexical(pairs: int, reference_pairs: int, ref: float) -> None:
     hyps, refs = make_pairs(pairs)
     zh = Settings(lang="zh")
     print(
@@ -197,7 +203,7 @@ def lexical(pairs: int, reference_pairs: int) -> None:
     enc: Encoded = encoded(batch)
     print(
         f"  tokenize + integer encoding from raw text (shared by all metrics, excluded below): "
-        f"{wall:.2f} s wall, {cpu:.2f} s CPU (target <= 1 s)"
+        f"{wall:.2f} s wall, {cpu:.2f} s CPU {in_ref(cpu, ref)} (target <= 1 s)"
     )
     tokens = (batch.hyp_tokens, batch.ref_tokens)  # the same tokens, for the references
     for _, run in REFERENCES.values():
@@ -206,7 +212,7 @@ def lexical(pairs: int, reference_pairs: int) -> None:
     tok_h, tok_r = tokens[0][:k], tokens[1][:k]  # one reference per pair: units are pairs
     print(
         f"  {'metric':<10}{'ours CPU s':>11}{'wall s':>8}{'pairs/CPU s':>13}{'reference':>22}"
-        f"{'pairs/CPU s':>13}{'ratio':>8}"
+        f"{'pairs/CPU s':>13}{'ratio':>8}{'ours pairs/ref':>16}"
     )
     for name in LEXICAL:
         # A fresh batch per metric holding the token ids (as the references get the tokens):
@@ -221,11 +227,14 @@ def lexical(pairs: int, reference_pairs: int) -> None:
             _, theirs = _timed(lambda: run(tok_h, tok_r))  # noqa: B023
             ratio = (pairs / ours) / (k / theirs)
             line += f"{label:>22}{k / theirs:>13,.0f}{ratio:>7.1f}x"
-        print(line)
+        else:
+            line += " " * 43
+        print(f"{line}{pairs / ours * ref:>16,.0f}")
     wall, cpu = _timed(lambda: score(LEXICAL, hyps, refs, settings=zh))
     print(
         f"  all {len(LEXICAL)} lexical metrics together from raw text: {wall:.2f} s wall, "
-        f"{cpu:.2f} s CPU (target <= 4 s for 100,000 pairs on a quiet machine); "
+        f"{cpu:.2f} s CPU {in_ref(cpu, ref)} (target <= 4 s for 100,000 pairs on a quiet "
+        f"machine); "
         f"load average {_load()}"
     )
 
@@ -258,7 +267,9 @@ def _random_bert(directory: Path, layers: int, hidden: int) -> Path:
     return directory
 
 
-def bertscore(systems: int, pairs: int, model: str | None, layers: int, hidden: int) -> None:
+def bertscore(
+    systems: int, pairs: int, model: str | None, layers: int, hidden: int, ref: float
+) -> None:
     import torch
     from bert_score import BERTScorer
 
@@ -294,7 +305,8 @@ def bertscore(systems: int, pairs: int, model: str | None, layers: int, hidden: 
         f"{'model ' + model if model else f'random BERT {layers} layers x {hidden}'}"
     )
     print(
-        f"  ours {ours_s:.2f} s, bert_score {theirs_s:.2f} s: {theirs_s / ours_s:.2f}x "
+        f"  ours {ours_s:.2f} s{'' if device != 'cpu' else ' ' + in_ref(ours_s, ref)}, "
+        f"bert_score {theirs_s:.2f} s: {theirs_s / ours_s:.2f}x "
         f"(target >= 1.5x); max |difference| {worst:.2e} (target <= 1e-4)"
         f"{'' if worst <= 1e-4 and not math.isnan(worst) else '  <-- DISAGREES'}"
     )
@@ -316,10 +328,17 @@ def main() -> None:
     parser.add_argument("--bert-hidden", type=int, default=256)
     parser.add_argument("--skip-bertscore", action="store_true")
     args = parser.parse_args()
-    lexical(args.pairs, min(args.reference_pairs, args.pairs))
+    ref = cpu_reference_s()
+    print(reference_line(ref))
+    lexical(args.pairs, min(args.reference_pairs, args.pairs), ref)
     if not args.skip_bertscore:
         bertscore(
-            args.bert_systems, args.bert_pairs, args.bert_model, args.bert_layers, args.bert_hidden
+            args.bert_systems,
+            args.bert_pairs,
+            args.bert_model,
+            args.bert_layers,
+            args.bert_hidden,
+            ref,
         )
 
 

@@ -5,7 +5,9 @@ defaults. The script builds a fresh embedded database (SQLite in a temporary dir
 DATABASE_URL is set), runs `migrate` and `load_demo`, then adds what a first study leaves behind:
 collected, reviewed and rated dialogues. It requests each page N times with Django's test
 client as the role that uses it (in process: the figures leave out the network and the ASGI
-server) and prints p50, p95, max and the number of SQL queries per request.
+server) and prints p50, p95, max and the number of SQL queries per request, and p95 in units
+of the CPU reference (benchmarks/cpu_reference.py, timed in the same run): in process, a page's
+time is CPU time.
 
     .venv/bin/python benchmarks/page_speed.py [--repeat 30]
 """
@@ -21,6 +23,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from cpu_reference import cpu_reference_s, reference_line  # noqa: E402  (benchmarks/, the script's folder)
+
 TARGET_MS = 300.0
 
 
@@ -232,7 +237,9 @@ def main() -> None:
             )
         )
     actions = _htmx_actions(ids, worker, expert, args.repeat)
-    header = f"{'page':<28} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'queries':>8}"
+    ref = cpu_reference_s()
+    print(reference_line(ref))
+    header = f"{'page':<28} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'queries':>8} {'p95 ref':>8}"
     print(f"{header}  target p95 ≤ {TARGET_MS:g} ms")
     slow = []
     measured = [
@@ -243,8 +250,8 @@ def main() -> None:
         times.sort()
         p95 = times[max(0, int(round(0.95 * len(times))) - 1)]
         print(
-            f"{name:<28} {statistics.median(times):8.1f} {p95:8.1f} {times[-1]:8.1f} {queries:8d}"
-            + ("  SLOW" if p95 > TARGET_MS else "")
+            f"{name:<28} {statistics.median(times):8.1f} {p95:8.1f} {times[-1]:8.1f} {queries:8d} "
+            f"{p95 / 1000 / ref:8.3f}" + ("  SLOW" if p95 > TARGET_MS else "")
         )
         if p95 > TARGET_MS:
             slow.append(name)

@@ -9,7 +9,8 @@ over the same job (every answer replaced). Each import runs in a transaction rol
 end, so the database is left as it was.
 
 CPU reference (to compare figures across machines): the same pure-Python loop timed in the same
-run, ``sum(i * i % 7 for i in range(5_000_000))``.
+run, ``sum(i * i % 7 for i in range(5_000_000))`` (benchmarks/cpu_reference.py); the rates and
+times are printed also in its units.
 
     DATABASE_URL=postgres://…/platform_mine .venv/bin/python benchmarks/rating_import.py \
         [--rows 40000]
@@ -27,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cpu_reference import cpu_reference_s  # noqa: E402  (benchmarks/, the script's folder)
+from cpu_reference import cpu_reference_s, in_ref, per_ref, reference_line  # noqa: E402  (benchmarks/, the script's folder)
 
 TARGET_ROWS_PER_S = 2000.0
 CAMPAIGN = "bench-rating-import"
@@ -115,12 +116,13 @@ def main() -> None:
     rows = len(dialogue_ids) * RATERS * len(QUESTIONS)
     fresh, again = _time_imports(data, rows)
     reference = cpu_reference_s()
-    print(f"CPU reference loop: {reference:.2f} s")
+    print(reference_line(reference))
     print(f"ratings file: {rows} rows, {len(data) / 1e6:.1f} MB")
     for name, rate in (("import into a new job", fresh), ("import again (replace)", again)):
         verdict = "met" if rate >= TARGET_ROWS_PER_S else "MISSED"
         print(
-            f"{name}: {rate:,.0f} rows/s, {rows / rate:.1f} s "
+            f"{name}: {rate:,.0f} rows/s {per_ref(rate, reference)}, {rows / rate:.1f} s "
+            f"{in_ref(rows / rate, reference)} "
             f"(target ≥ {TARGET_ROWS_PER_S:,.0f} rows/s: {verdict})"
         )
 

@@ -7,6 +7,8 @@ worker as the Procfile does (all queues, `WORKER_CONCURRENCY`, default 2, model 
 both demo systems answer N/2 samples of the Chinese demo dialogues (a static run, not timed),
 waits for the worker's model warm-up (as a researcher's run finds it minutes after `make demo`),
 then times MSDE-16 from `metric_run_create` to the run's end, as the run page would show it.
+Each time is printed also in units of the CPU reference (benchmarks/cpu_reference.py), timed
+in the same run while the worker is idle.
 
     .venv/bin/python benchmarks/small_metric_run.py [--responses 100] [--repeat 3]
 """
@@ -23,6 +25,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from cpu_reference import cpu_reference_s, in_ref, reference_line  # noqa: E402  (benchmarks/, the script's folder)
+
 TARGET_S = 10.0
 CONCURRENCY = int(os.environ.get("WORKER_CONCURRENCY", "2"))
 
@@ -133,6 +138,8 @@ def main() -> None:
         _wait_for(lambda: _warm(log), 300, "the worker's model warm-up")
         static.refresh_from_db()
         responses = static.campaign.dialogues.count()
+        ref = cpu_reference_s()
+        print(reference_line(ref))
         print(f"{responses} responses from {len(backends)} systems; MSDE-16; target ≤ {TARGET_S} s")
         times = []
         for n in range(args.repeat):
@@ -149,12 +156,12 @@ def main() -> None:
             run.refresh_from_db()
             times.append(elapsed)
             print(
-                f"run {n + 1}: {elapsed:6.2f} s  ({run.progress_total} chunks, {run.status})"
-                + ("  SLOW" if elapsed > TARGET_S else "")
+                f"run {n + 1}: {elapsed:6.2f} s {in_ref(elapsed, ref)}  ({run.progress_total} "
+                f"chunks, {run.status})" + ("  SLOW" if elapsed > TARGET_S else "")
             )
         print(
-            f"median {statistics.median(times):.2f} s, best {min(times):.2f} s, "
-            f"worst {max(times):.2f} s"
+            f"median {statistics.median(times):.2f} s {in_ref(statistics.median(times), ref)}, "
+            f"best {min(times):.2f} s, worst {max(times):.2f} s"
         )
     finally:
         worker.terminate()

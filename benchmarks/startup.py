@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import httpx
+from cpu_reference import cpu_reference_s, reference_line
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("torch", "transformers", "sentence_transformers")
@@ -123,6 +124,7 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=REPO_ROOT, help="checkout to measure")
     args = parser.parse_args()
     root = args.root.resolve()
+    print(reference_line(cpu_reference_s()))  # to compare the times below across machines
 
     with tempfile.TemporaryDirectory(prefix="startup-bench-") as tmp:
         env = _env(Path(tmp))

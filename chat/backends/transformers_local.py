@@ -117,7 +117,11 @@ class _Stop:
     def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
         import torch
 
-        return torch.full((input_ids.shape[0],), self.event.is_set(), dtype=torch.bool)
+        # On the ids' device: `generate` ORs it into a flag on that device (a CPU flag and CUDA
+        # ids fail there).
+        return torch.full(
+            (input_ids.shape[0],), self.event.is_set(), dtype=torch.bool, device=input_ids.device
+        )
 
 
 def _generation_kwargs(config: dict, tokenizer: Any) -> dict[str, Any]:

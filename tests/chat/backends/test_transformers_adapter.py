@@ -17,7 +17,7 @@ from transformers import (
     PreTrainedTokenizerFast,
 )
 
-from chat.backends.transformers_local import load_model, model_input
+from chat.backends.transformers_local import _Stop, load_model, model_input
 from chat.models import Backend
 from chat.services.generation import (
     BackendError,
@@ -198,3 +198,15 @@ def test_a_directory_that_is_not_a_model_is_a_config_error(tmp_path: Path) -> No
         complete_reply_sync(backend=backend, request=_request(backend))
     assert caught.value.kind == "config"
     assert str(tmp_path) in str(caught.value)
+
+
+def test_the_stop_flag_is_on_the_device_of_the_ids() -> None:
+    """`generate` ORs the stop flag into one on the ids' device: a CPU flag beside CUDA ids fails
+    there (the `meta` device stands in for CUDA on a machine without one)."""
+    from transformers import StoppingCriteriaList
+
+    stop = _Stop()
+    ids = torch.zeros((2, 3), dtype=torch.long, device="meta")
+    assert StoppingCriteriaList([stop])(ids, None).device == ids.device
+    stop.event.set()
+    assert StoppingCriteriaList([stop])(torch.zeros((2, 3), dtype=torch.long), None).all()
