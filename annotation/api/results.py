@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from annotation.agreement import GATE_CONVENTIONS
 from annotation.models import RatingJob
+from chat.models import Campaign
 from annotation.selectors.agreement import job_agreement, job_pooled_kappas, job_rater_deviations
 from annotation.selectors.exports import FORMATS, WHATS
 from annotation.selectors.human_scores import (
@@ -27,7 +28,7 @@ from annotation.selectors.human_scores import (
 )
 from annotation.services.rating_import import ratings_import
 from annotation.views.results import export_response
-from core.api import refused
+from core.api import KEY_MAX_LENGTH, model_bounds, refused
 from core.errors import RequestParameterError
 
 
@@ -164,8 +165,13 @@ class RatingImportApi(APIView):
 
     class RatingImportInput(serializers.Serializer):
         file = serializers.FileField()
-        campaign = serializers.CharField(help_text="campaign name")
-        rubric = serializers.CharField(help_text="KEY (latest version) or KEY:VERSION")
+        campaign = serializers.CharField(
+            help_text="campaign name", **model_bounds(Campaign, "name")
+        )
+        # A rubric key (60 characters at most), a colon and a version number.
+        rubric = serializers.CharField(
+            help_text="KEY (latest version) or KEY:VERSION", max_length=KEY_MAX_LENGTH
+        )
 
     @extend_schema(
         request=RatingImportInput,
