@@ -61,10 +61,11 @@ def model_bounds(model: type[models.Model], name: str, **overrides: Any) -> dict
     replace them (e.g. ``min_value=1``)."""
     field = model._meta.get_field(name)
     bounds: dict[str, Any] = {}
+    max_length = getattr(field, "max_length", None)  # a relation has none
     if isinstance(field, models.TextField):
         bounds["max_length"] = TEXT_MAX_LENGTH
-    elif getattr(field, "max_length", None) is not None:
-        bounds["max_length"] = field.max_length
+    elif max_length is not None:
+        bounds["max_length"] = max_length
     for validator in getattr(field, "validators", []):
         if isinstance(validator, MaxValueValidator):
             limit = validator.limit_value

@@ -75,7 +75,8 @@ class TokenInput(AuthTokenSerializer):
     password = serializers.CharField(
         style={"input_type": "password"}, trim_whitespace=False, max_length=PASSWORD_MAX_LENGTH
     )
-    token = None  # DRF drops an inherited field set to None: the output is TokenOutput
+    # DRF drops an inherited field set to None: the answer is TokenOutput.
+    token = None  # type: ignore[assignment]  # removes the base class's field
 
 
 class TokenOutput(serializers.Serializer):

@@ -16,7 +16,6 @@ from rest_framework.views import APIView
 
 from annotation.agreement import GATE_CONVENTIONS
 from annotation.models import RatingJob
-from chat.models import Campaign
 from annotation.selectors.agreement import job_agreement, job_pooled_kappas, job_rater_deviations
 from annotation.selectors.exports import FORMATS, WHATS
 from annotation.selectors.human_scores import (
@@ -28,6 +27,7 @@ from annotation.selectors.human_scores import (
 )
 from annotation.services.rating_import import ratings_import
 from annotation.views.results import export_response
+from chat.models import Campaign
 from core.api import KEY_MAX_LENGTH, model_bounds, refused
 from core.errors import RequestParameterError
 

@@ -17,7 +17,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chat.models import CAMPAIGN_LANGUAGE_CHOICES, Backend, Campaign, CampaignBackend, Dataset, Skill
+from chat.models import (
+    CAMPAIGN_LANGUAGE_CHOICES,
+    Backend,
+    Campaign,
+    CampaignBackend,
+    Dataset,
+    Skill,
+)
 from chat.selectors import campaigns as selectors
 from chat.services import campaigns as services
 from core.api import LIST_MAX_ITEMS, BoundedJSONField, model_bounds

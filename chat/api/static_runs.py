@@ -84,7 +84,9 @@ class StaticRunListCreateApi(generics.ListAPIView):
         sample_size = serializers.IntegerField(
             required=False, allow_null=True, **model_bounds(StaticRun, "sample_size", min_value=1)
         )
-        seed = serializers.IntegerField(required=False, default=0, **model_bounds(StaticRun, "seed"))
+        seed = serializers.IntegerField(
+            required=False, default=0, **model_bounds(StaticRun, "seed")
+        )
 
     def get_queryset(self):
         return selectors.static_run_list(user=self.request.user)
