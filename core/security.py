@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -22,6 +23,8 @@ from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from core.api import PASSWORD_MAX_LENGTH, model_bounds
 
 LOCKED_STATUS = 429
 
@@ -65,9 +68,15 @@ def lockout_response(
     )
 
 
-class TokenInput(serializers.Serializer):
-    username = serializers.CharField()
-    password = serializers.CharField(style={"input_type": "password"}, trim_whitespace=False)
+class TokenInput(AuthTokenSerializer):
+    """DRF's token login (its ``validate`` authenticates), with bounded inputs."""
+
+    username = serializers.CharField(**model_bounds(get_user_model(), "username"))
+    password = serializers.CharField(
+        style={"input_type": "password"}, trim_whitespace=False, max_length=PASSWORD_MAX_LENGTH
+    )
+    # DRF drops an inherited field set to None: the answer is TokenOutput.
+    token = None  # type: ignore[assignment]  # removes the base class's field
 
 
 class TokenOutput(serializers.Serializer):
@@ -96,7 +105,7 @@ class TokenLoginApi(APIView):
         tags=["api"],
     )
     def post(self, request: Request) -> Response:
-        serializer = AuthTokenSerializer(data=request.data, context={"request": request._request})
+        serializer = TokenInput(data=request.data, context={"request": request._request})
         serializer.is_valid(raise_exception=True)
         token, _created = Token.objects.get_or_create(user=serializer.validated_data["user"])
         return Response(TokenOutput({"token": token.key}).data, status=status.HTTP_200_OK)

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from annotation.models import Rubric
 from chat.models import Backend, Campaign, Dialogue, StaticRun
-from core.api import refused
+from core.api import TEXT_MAX_LENGTH, BoundedJSONField, model_bounds, refused
 from judges import selectors, services
 from judges.models import Judge, JudgeAnswer, JudgeRun
 from metrics.models import MetricRun
@@ -48,20 +48,28 @@ class JudgeOutput(serializers.ModelSerializer):
         return f"{judge.rubric.key}@v{judge.rubric.version}"
 
 
+# A price per million tokens; the service refuses a negative one.
+PRICE_MAX = 1_000_000.0
+
+
 class JudgeInput(serializers.Serializer):
-    name = serializers.CharField(max_length=160)
+    name = serializers.CharField(**model_bounds(Judge, "name"))
     backend = serializers.SlugRelatedField(slug_field="name", queryset=Backend.objects.all())
     rubric = serializers.PrimaryKeyRelatedField(queryset=Rubric.objects.all())
     mode = serializers.ChoiceField(choices=Judge.Mode.choices, default=Judge.Mode.DIRECT)
-    sampling = serializers.JSONField(required=False, default=dict)
+    sampling = BoundedJSONField(required=False, default=dict, max_items=1000)
     structured = serializers.ChoiceField(
         choices=Judge.Structured.choices, default=Judge.Structured.AUTO
     )
-    max_attempts = serializers.IntegerField(default=3)
-    prompt_templates = serializers.JSONField(required=False, default=dict)
-    price_input = serializers.FloatField(default=0.0)
-    price_output = serializers.FloatField(default=0.0)
-    description = serializers.CharField(required=False, default="", allow_blank=True)
+    max_attempts = serializers.IntegerField(default=3, **model_bounds(Judge, "max_attempts"))
+    prompt_templates = BoundedJSONField(
+        required=False, default=dict, max_items=1000, max_chars=TEXT_MAX_LENGTH
+    )
+    price_input = serializers.FloatField(default=0.0, max_value=PRICE_MAX)
+    price_output = serializers.FloatField(default=0.0, max_value=PRICE_MAX)
+    description = serializers.CharField(
+        required=False, default="", allow_blank=True, **model_bounds(Judge, "description")
+    )
 
 
 class JudgeListApi(generics.ListAPIView):
@@ -115,7 +123,9 @@ class PreviewApi(APIView):
         other = serializers.PrimaryKeyRelatedField(
             queryset=Dialogue.objects.all(), required=False, allow_null=True
         )
-        template = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+        template = serializers.CharField(
+            required=False, allow_blank=True, trim_whitespace=False, max_length=TEXT_MAX_LENGTH
+        )
 
     @extend_schema(request=JudgePreviewInput, responses={200: OpenApiResponse(), 400: refused()})
     def post(self, request: Request, pk: int) -> Response:

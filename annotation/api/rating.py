@@ -12,15 +12,22 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Assignment, GoldItem, RatingJob, Rubric
+from annotation.models import Assignment, GoldItem, JobRater, Rating, RatingJob, Rubric
 from annotation.rubric_spec import AnswerError
 from annotation.selectors import rating as selectors
 from annotation.services import quality, ratings
 from annotation.services import rating_assignments as assignment_services
 from annotation.services import rating_jobs as services
-from chat.models import Campaign, Dialogue, StaticRun
+from chat.models import Campaign, Dialogue, StaticRun, Turn
 from core.access import IsExpert
-from core.api import refused
+from core.api import (
+    LIST_MAX_ITEMS,
+    TEXT_MAX_LENGTH,
+    BoundedJSONField,
+    BoundedJSONObjectField,
+    model_bounds,
+    refused,
+)
 from core.errors import RequestParameterError, ServiceError
 
 
@@ -77,28 +84,33 @@ class JobListCreateApi(generics.ListAPIView):
     serializer_class = JobOutput
 
     class JobCreateInput(serializers.Serializer):
-        name = serializers.CharField(max_length=160)
+        name = serializers.CharField(**model_bounds(RatingJob, "name"))
         campaign = serializers.PrimaryKeyRelatedField(queryset=Campaign.objects.all())
         static_run = serializers.PrimaryKeyRelatedField(
             queryset=StaticRun.objects.all(), required=False, allow_null=True
         )
         rubric = serializers.PrimaryKeyRelatedField(queryset=Rubric.objects.all())
-        raters_per_dialogue = serializers.IntegerField(min_value=1, default=3)
+        raters_per_dialogue = serializers.IntegerField(
+            default=3, **model_bounds(RatingJob, "raters_per_dialogue", min_value=1)
+        )
         raters = serializers.ListField(
-            child=serializers.CharField(),
+            child=serializers.CharField(**model_bounds(User, "username")),
+            max_length=LIST_MAX_ITEMS,
             required=False,
             help_text="usernames; default all experts",
         )
-        quality_settings = serializers.DictField(required=False)
-        deadline_hours = serializers.IntegerField(min_value=1, default=72)
-        seed = serializers.IntegerField(default=0)
+        quality_settings = BoundedJSONObjectField(required=False, max_items=1000)
+        deadline_hours = serializers.IntegerField(
+            default=72, **model_bounds(RatingJob, "deadline_hours", min_value=1)
+        )
+        seed = serializers.IntegerField(default=0, **model_bounds(RatingJob, "seed"))
         sample_size = serializers.IntegerField(
-            min_value=1,
             required=False,
             allow_null=True,
             help_text="rate only this many dialogues per system (seed 001: 500 of 1500)",
+            **model_bounds(RatingJob, "sample_size", min_value=1),
         )
-        sample_seed = serializers.IntegerField(default=0)
+        sample_seed = serializers.IntegerField(default=0, **model_bounds(RatingJob, "sample_seed"))
         allow_below_minimum = serializers.BooleanField(default=False)
 
     def get_queryset(self):
@@ -138,8 +150,10 @@ class JobDetailApi(APIView):
     """A job; PATCH renames it or changes its deadline; DELETE removes a draft."""
 
     class JobPatchInput(serializers.Serializer):
-        name = serializers.CharField(max_length=160, required=False)
-        deadline_hours = serializers.IntegerField(min_value=1, required=False)
+        name = serializers.CharField(required=False, **model_bounds(RatingJob, "name"))
+        deadline_hours = serializers.IntegerField(
+            required=False, **model_bounds(RatingJob, "deadline_hours", min_value=1)
+        )
 
     @extend_schema(responses={200: JobOutput})
     def get(self, request: Request, pk: int) -> Response:
@@ -207,9 +221,11 @@ class GoldItemApi(APIView):
     """Store a dialogue's known answers as a gold or onboarding item of the job."""
 
     class GoldItemInput(serializers.Serializer):
-        dialogue = serializers.IntegerField()
+        dialogue = serializers.IntegerField(**model_bounds(Dialogue, "id"))
         purpose = serializers.ChoiceField(choices=GoldItem.Purpose.choices)
-        answers = serializers.ListField(child=serializers.DictField())
+        answers = serializers.ListField(
+            child=BoundedJSONObjectField(max_items=1000), max_length=LIST_MAX_ITEMS
+        )
 
     @extend_schema(request=GoldItemInput, responses={201: None, 400: refused()})
     def post(self, request: Request, pk: int) -> Response:
@@ -231,7 +247,7 @@ class RaterBlockApi(APIView):
     """POST blocks a rater in the job (their open items go back to the pool); DELETE unblocks."""
 
     class RaterBlockInput(serializers.Serializer):
-        reason = serializers.CharField()
+        reason = serializers.CharField(**model_bounds(JobRater, "reason"))
 
     @extend_schema(request=RaterBlockInput, responses={200: None, 400: refused()})
     def post(self, request: Request, pk: int, rater_id: int) -> Response:
@@ -298,9 +314,10 @@ class RatingSaveApi(APIView):
     permission_classes = [IsExpert]
 
     class RatingSaveInput(serializers.Serializer):
-        question = serializers.CharField()
-        value = serializers.JSONField()
-        turn = serializers.IntegerField(required=False, allow_null=True)
+        question = serializers.CharField(**model_bounds(Rating, "question"))
+        # A number, a choice, or a free-text answer (stored in Rating.text, a TextField).
+        value = BoundedJSONField(max_items=LIST_MAX_ITEMS, max_chars=TEXT_MAX_LENGTH)
+        turn = serializers.IntegerField(required=False, allow_null=True, **model_bounds(Turn, "id"))
 
     @extend_schema(request=RatingSaveInput, responses={200: None, 400: refused()})
     def post(self, request: Request, pk: int) -> Response:

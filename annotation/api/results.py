@@ -27,7 +27,8 @@ from annotation.selectors.human_scores import (
 )
 from annotation.services.rating_import import ratings_import
 from annotation.views.results import export_response
-from core.api import refused
+from chat.models import Campaign
+from core.api import KEY_MAX_LENGTH, model_bounds, refused
 from core.errors import RequestParameterError
 
 
@@ -164,8 +165,13 @@ class RatingImportApi(APIView):
 
     class RatingImportInput(serializers.Serializer):
         file = serializers.FileField()
-        campaign = serializers.CharField(help_text="campaign name")
-        rubric = serializers.CharField(help_text="KEY (latest version) or KEY:VERSION")
+        campaign = serializers.CharField(
+            help_text="campaign name", **model_bounds(Campaign, "name")
+        )
+        # A rubric key (60 characters at most), a colon and a version number.
+        rubric = serializers.CharField(
+            help_text="KEY (latest version) or KEY:VERSION", max_length=KEY_MAX_LENGTH
+        )
 
     @extend_schema(
         request=RatingImportInput,

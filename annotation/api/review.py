@@ -15,7 +15,7 @@ from annotation.selectors import review as selectors
 from annotation.services import review as services
 from chat.models import Campaign, Dialogue
 from core.access import IsExpert
-from core.api import refused
+from core.api import KEY_MAX_LENGTH, LIST_MAX_ITEMS, model_bounds, refused
 
 
 class QueueItemOutput(serializers.Serializer):
@@ -47,8 +47,14 @@ class ReviewDecisionApi(APIView):
 
     class ReviewDecisionInput(serializers.Serializer):
         decision = serializers.ChoiceField(choices=Review.Decision.choices)
-        reasons = serializers.ListField(child=serializers.CharField(), required=False)
-        comment = serializers.CharField(required=False, allow_blank=True, default="")
+        reasons = serializers.ListField(
+            child=serializers.CharField(max_length=KEY_MAX_LENGTH),
+            max_length=LIST_MAX_ITEMS,
+            required=False,
+        )
+        comment = serializers.CharField(
+            required=False, allow_blank=True, default="", **model_bounds(Review, "comment")
+        )
 
     class ReviewDecisionOutput(serializers.Serializer):
         id = serializers.IntegerField()
@@ -85,7 +91,9 @@ class ReviewPolicyApi(APIView):
     """How many experts review each dialogue of a campaign and how they decide (researchers)."""
 
     class ReviewPolicyBody(serializers.Serializer):
-        reviewers_per_dialogue = serializers.IntegerField(min_value=1)
+        reviewers_per_dialogue = serializers.IntegerField(
+            **model_bounds(ReviewPolicy, "reviewers_per_dialogue", min_value=1)
+        )
         decision_rule = serializers.ChoiceField(choices=ReviewPolicy.Rule.choices)
 
     @extend_schema(responses={200: ReviewPolicyBody})

@@ -12,6 +12,7 @@ from annotation.models import Rubric
 from annotation.rubric_spec import RubricSpecError
 from annotation.selectors import rubrics as selectors
 from annotation.services import rubrics as services
+from core.api import BoundedJSONField
 
 
 class RubricOutput(serializers.ModelSerializer):
@@ -29,7 +30,7 @@ class RubricOutput(serializers.ModelSerializer):
 
 
 class RubricSpecInput(serializers.Serializer):
-    spec = serializers.JSONField(help_text="The rubric spec (docs/rubrics.md); version is set.")
+    spec = BoundedJSONField(help_text="The rubric spec (docs/rubrics.md); version is set.")
 
 
 class RubricSpecErrorOutput(serializers.Serializer):

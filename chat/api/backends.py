@@ -18,7 +18,7 @@ from chat.models import Backend
 from chat.selectors import backends as selectors
 from chat.services import backends as services
 from chat.services.generation import backend_connection_check
-from core.api import TEXT_MAX_LENGTH, BoundedJSONField, refused
+from core.api import BoundedJSONField, model_bounds, refused
 
 
 class BackendOutput(serializers.ModelSerializer):
@@ -54,28 +54,33 @@ class BackendFilter(django_filters.FilterSet):
         fields = ["adapter", "active", "name"]
 
 
+# The lower bounds (at least 1, more than 0) are the service's, with its messages.
+_CONCURRENCY = {"max_value": services.MAX_CONCURRENCY}
+_TIMEOUT = {"max_value": services.MAX_TIMEOUT_S}
+
+
 class BackendCreateInput(serializers.Serializer):
-    name = serializers.CharField(max_length=120)
+    name = serializers.CharField(**model_bounds(Backend, "name"))
     adapter = serializers.ChoiceField(choices=Backend.Adapter.choices)
     config = BoundedJSONField(default=dict, max_items=1000)
     api_key_env = serializers.CharField(
-        max_length=200, required=False, allow_blank=True, default=""
+        required=False, allow_blank=True, default="", **model_bounds(Backend, "api_key_env")
     )
-    concurrency_limit = serializers.IntegerField(required=False, default=4)
-    timeout_s = serializers.FloatField(required=False, default=60.0)
+    concurrency_limit = serializers.IntegerField(required=False, default=4, **_CONCURRENCY)
+    timeout_s = serializers.FloatField(required=False, default=60.0, **_TIMEOUT)
     description = serializers.CharField(
-        max_length=TEXT_MAX_LENGTH, required=False, allow_blank=True, default=""
+        required=False, allow_blank=True, default="", **model_bounds(Backend, "description")
     )
 
 
 class BackendUpdateInput(serializers.Serializer):
-    name = serializers.CharField(max_length=120)
+    name = serializers.CharField(**model_bounds(Backend, "name"))
     adapter = serializers.ChoiceField(choices=Backend.Adapter.choices)
     config = BoundedJSONField(max_items=1000)
-    api_key_env = serializers.CharField(max_length=200, allow_blank=True)
-    concurrency_limit = serializers.IntegerField()
-    timeout_s = serializers.FloatField()
-    description = serializers.CharField(max_length=TEXT_MAX_LENGTH, allow_blank=True)
+    api_key_env = serializers.CharField(allow_blank=True, **model_bounds(Backend, "api_key_env"))
+    concurrency_limit = serializers.IntegerField(**_CONCURRENCY)
+    timeout_s = serializers.FloatField(**_TIMEOUT)
+    description = serializers.CharField(allow_blank=True, **model_bounds(Backend, "description"))
     active = serializers.BooleanField()
 
 

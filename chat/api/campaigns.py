@@ -17,9 +17,17 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chat.models import CAMPAIGN_LANGUAGE_CHOICES, Backend, Campaign, Dataset
+from chat.models import (
+    CAMPAIGN_LANGUAGE_CHOICES,
+    Backend,
+    Campaign,
+    CampaignBackend,
+    Dataset,
+    Skill,
+)
 from chat.selectors import campaigns as selectors
 from chat.services import campaigns as services
+from core.api import LIST_MAX_ITEMS, BoundedJSONField, model_bounds
 
 
 class CampaignBackendOutput(serializers.Serializer):
@@ -96,35 +104,50 @@ class CampaignDetailOutput(CampaignOutput):
 
 class BackendChoice(serializers.Serializer):
     id = serializers.PrimaryKeyRelatedField(queryset=Backend.objects.all())
-    alias = serializers.CharField(required=False, allow_blank=True, max_length=60)
+    alias = serializers.CharField(
+        required=False, allow_blank=True, **model_bounds(CampaignBackend, "alias")
+    )
+
+
+def _campaign_int(name: str) -> serializers.IntegerField:
+    return serializers.IntegerField(required=False, **model_bounds(Campaign, name))
 
 
 class CampaignInput(serializers.Serializer):
     """Shape only; the rules (skills of datasets, turn limits, aliases, …) are the service's."""
 
-    name = serializers.CharField(max_length=160)
+    name = serializers.CharField(**model_bounds(Campaign, "name"))
     mode = serializers.ChoiceField(choices=Campaign.Mode.choices)
-    skills = serializers.ListField(child=serializers.CharField(), allow_empty=True)
-    backends = BackendChoice(many=True)
-    datasets = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all(), many=True)
-    quota_per_cell = serializers.IntegerField(required=False)
-    max_turns = serializers.IntegerField(required=False)
-    min_turns = serializers.IntegerField(required=False)
-    instructions = serializers.JSONField(required=False)
+    skills = serializers.ListField(
+        child=serializers.CharField(**model_bounds(Skill, "key")),
+        allow_empty=True,
+        max_length=LIST_MAX_ITEMS,
+    )
+    backends = serializers.ListField(child=BackendChoice(), max_length=LIST_MAX_ITEMS)
+    datasets = serializers.ListField(
+        child=serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all()),
+        max_length=LIST_MAX_ITEMS,
+    )
+    quota_per_cell = _campaign_int("quota_per_cell")
+    max_turns = _campaign_int("max_turns")
+    min_turns = _campaign_int("min_turns")
+    instructions = BoundedJSONField(required=False)
     rate_while_chatting = serializers.BooleanField(required=False)
-    per_worker_cap = serializers.IntegerField(required=False)
-    reservation_timeout_minutes = serializers.IntegerField(required=False)
-    worker_session_hours = serializers.IntegerField(required=False)
-    completion_url = serializers.CharField(required=False, allow_blank=True)
-    acceptability = serializers.JSONField(required=False)
+    per_worker_cap = _campaign_int("per_worker_cap")
+    reservation_timeout_minutes = _campaign_int("reservation_timeout_minutes")
+    worker_session_hours = _campaign_int("worker_session_hours")
+    completion_url = serializers.CharField(
+        required=False, allow_blank=True, **model_bounds(Campaign, "completion_url")
+    )
+    acceptability = BoundedJSONField(required=False)
     interface_language = serializers.ChoiceField(
         choices=CAMPAIGN_LANGUAGE_CHOICES, required=False, allow_blank=True
     )
     opening_dataset = serializers.PrimaryKeyRelatedField(
         queryset=Dataset.objects.all(), required=False, allow_null=True
     )
-    opening_count = serializers.IntegerField(required=False)
-    opening_seed = serializers.IntegerField(required=False)
+    opening_count = _campaign_int("opening_count")
+    opening_seed = _campaign_int("opening_seed")
     status = serializers.ChoiceField(choices=Campaign.Status.choices, required=False)
 
 

@@ -12,10 +12,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chat.models import Dataset, Language, Sample
+from chat.models import Dataset, Language, Sample, Skill
 from chat.selectors import datasets as selectors
 from chat.services import datasets as services
-from core.api import TEXT_MAX_LENGTH, refused
+from core.api import model_bounds, refused
 from core.http import jsonl_download
 
 
@@ -70,11 +70,13 @@ class DatasetImportApi(APIView):
     class Input(serializers.Serializer):
         file = serializers.FileField()
         source_format = serializers.ChoiceField(choices=Dataset.Format.choices)
-        name = serializers.CharField(max_length=120)
+        name = serializers.CharField(**model_bounds(Dataset, "name"))
         language = serializers.ChoiceField(choices=Language.choices)
-        skill = serializers.CharField(required=False, allow_blank=True)
+        skill = serializers.CharField(
+            required=False, allow_blank=True, **model_bounds(Skill, "key")
+        )
         description = serializers.CharField(
-            max_length=TEXT_MAX_LENGTH, required=False, allow_blank=True
+            required=False, allow_blank=True, **model_bounds(Dataset, "description")
         )
 
     @extend_schema(

@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from chat.models import Campaign, Dialogue
 from chat.services import dialogue_io
 from chat.views.dialogues import export_filters
-from core.api import refused
+from core.api import model_bounds, refused
 from core.http import jsonl_download
 
 
@@ -48,7 +48,7 @@ class DialogueImportApi(APIView):
 
     class DialogueImportInput(serializers.Serializer):
         file = serializers.FileField()
-        campaign = serializers.CharField(max_length=160)
+        campaign = serializers.CharField(**model_bounds(Campaign, "name"))
 
     class DialogueImportOutput(serializers.Serializer):
         campaign = serializers.CharField(source="campaign.name")

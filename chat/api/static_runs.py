@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from chat.models import Backend, Campaign, Dataset, StaticRun
 from chat.selectors import static_runs as selectors
 from chat.services import static_runs as services
+from core.api import LIST_MAX_ITEMS, model_bounds
 
 
 class StaticRunProgressOutput(serializers.Serializer):
@@ -68,17 +69,24 @@ class StaticRunListCreateApi(generics.ListAPIView):
     serializer_class = StaticRunOutput
 
     class StaticRunCreateInput(serializers.Serializer):
-        name = serializers.CharField(max_length=160)
+        name = serializers.CharField(**model_bounds(StaticRun, "name"))
         dataset = serializers.SlugRelatedField(slug_field="name", queryset=Dataset.objects.all())
-        backends = serializers.SlugRelatedField(
-            slug_field="name", queryset=Backend.objects.all(), many=True
+        backends = serializers.ListField(
+            child=serializers.SlugRelatedField(slug_field="name", queryset=Backend.objects.all()),
+            max_length=LIST_MAX_ITEMS,
         )
         campaign = serializers.SlugRelatedField(
             slug_field="name", queryset=Campaign.objects.all(), required=False, allow_null=True
         )
-        campaign_name = serializers.CharField(max_length=160, required=False, allow_blank=True)
-        sample_size = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-        seed = serializers.IntegerField(required=False, default=0)
+        campaign_name = serializers.CharField(
+            required=False, allow_blank=True, **model_bounds(Campaign, "name")
+        )
+        sample_size = serializers.IntegerField(
+            required=False, allow_null=True, **model_bounds(StaticRun, "sample_size", min_value=1)
+        )
+        seed = serializers.IntegerField(
+            required=False, default=0, **model_bounds(StaticRun, "seed")
+        )
 
     def get_queryset(self):
         return selectors.static_run_list(user=self.request.user)

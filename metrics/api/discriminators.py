@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chat.models import Dataset
+from core.api import BoundedJSONObjectField, model_bounds
 from metrics.models import TrainedDiscriminator
 from metrics.scorers.discriminator import TABLE2_MODELS
 from metrics.selectors import discriminators as selectors
@@ -39,12 +40,19 @@ class DiscriminatorOutput(serializers.ModelSerializer):
 
 
 class DiscriminatorInput(serializers.Serializer):
-    name = serializers.CharField(max_length=140)
+    name = serializers.CharField(**model_bounds(TrainedDiscriminator, "name"))
     dataset = serializers.SlugRelatedField(slug_field="name", queryset=Dataset.objects.all())
     preset = serializers.ChoiceField(choices=list(TABLE2_MODELS), default="AB-LSTM-bi-MLP")
-    config = serializers.DictField(required=False, default=dict)
-    vectors = serializers.CharField(required=False, allow_blank=True, default="")
-    seed = serializers.IntegerField(required=False, default=0)
+    config = BoundedJSONObjectField(required=False, default=dict, max_items=1000)
+    vectors = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="path of a word-vector file on the server",
+        **model_bounds(TrainedDiscriminator, "path"),
+    )
+    # NumPy's generator takes no negative seed; the top is an integer column's, as other seeds.
+    seed = serializers.IntegerField(required=False, default=0, min_value=0, max_value=2**31 - 1)
 
 
 class DiscriminatorListApi(APIView):

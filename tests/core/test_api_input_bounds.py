@@ -14,7 +14,7 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
 from chat.models import Backend, Campaign, Dataset, Dialogue
-from core.api import TEXT_MAX_LENGTH
+from core.api import TEXT_MAX_LENGTH, model_bounds
 from workspace.demo import RATED_STUDY, demo_load
 
 pytestmark = pytest.mark.django_db
@@ -67,6 +67,76 @@ def api(researcher) -> APIClient:
     client = APIClient()
     client.force_authenticate(researcher)
     return client
+
+
+def _unbounded(schema: dict, node: dict, where: str, seen: frozenset[str] = frozenset()) -> list:
+    """Each input value under ``node`` that no bound in the schema limits: a string without
+    maxLength, an array without maxItems, a number without maximum, a free-form object or JSON
+    value without BoundedJSONField's ``x-max-values``. Choices (enum), booleans and uploaded
+    files (``format: binary``, bounded by the upload limits) are bounded by what they are."""
+    for key in ("allOf", "oneOf", "anyOf"):
+        if key in node:
+            return [p for sub in node[key] for p in _unbounded(schema, sub, where, seen)]
+    if "$ref" in node:
+        if node["$ref"] in seen:
+            return []
+        seen = seen | {node["$ref"]}
+        node = schema["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]]
+    kind = node.get("type")
+    if node.get("readOnly") or "enum" in node or kind == "boolean":
+        return []
+    if kind == "string":
+        bounded = "maxLength" in node or node.get("format") == "binary"
+        return [] if bounded else [f"{where}: string without maxLength"]
+    if kind in ("integer", "number"):
+        return [] if "maximum" in node else [f"{where}: {kind} without maximum"]
+    if kind == "array":
+        found = [] if "maxItems" in node else [f"{where}: array without maxItems"]
+        return found + _unbounded(schema, node.get("items", {}), f"{where}[]", seen)
+    if kind == "object" and "properties" in node:
+        return [
+            p
+            for name, child in node["properties"].items()
+            for p in _unbounded(schema, child, f"{where}.{name}", seen)
+        ]
+    return [] if "x-max-values" in node else [f"{where}: JSON value without x-max-values"]
+
+
+def test_every_request_body_field_is_bounded_in_the_schema() -> None:
+    """Every input of every endpoint has a bound of its own, read from the published schema
+    (so a new endpoint or field is covered the day it is added): a 9 MB backend description or
+    a million-item report config was accepted with only the 10 MB body cap in the way."""
+    schema = _schema()
+    unbounded, checked = [], 0
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            for content_type, body in operation.get("requestBody", {}).get("content", {}).items():
+                checked += 1
+                where = f"{method.upper()} {path} ({content_type})"
+                unbounded += _unbounded(schema, body["schema"], where)
+    assert checked >= 30
+    assert not unbounded, "\n".join(unbounded)
+
+
+def test_the_schema_documents_a_json_field_s_bounds() -> None:
+    config = _schema()["components"]["schemas"]["ReportInput"]["properties"]["config"]
+    assert config["x-max-values"] == 1000
+    assert config["x-max-string-length"] > 0 and config["x-max-depth"] > 0
+
+
+@pytest.mark.parametrize(
+    ("model", "field", "bounds"),
+    [
+        (Backend, "name", {"max_length": 120}),  # a CharField: its own max_length
+        (Backend, "description", {"max_length": TEXT_MAX_LENGTH}),  # a TextField: the API's
+        (Campaign, "max_turns", {"min_value": 0, "max_value": 32767}),  # its column's range
+        (Campaign, "opening_seed", {"min_value": -(2**31), "max_value": 2**31 - 1}),
+        (Dialogue, "id", {"min_value": -(2**63), "max_value": 2**63 - 1}),
+    ],
+)
+def test_model_bounds_are_the_model_field_s(model, field, bounds) -> None:
+    assert model_bounds(model, field) == bounds
+    assert model_bounds(model, field, min_value=1)["min_value"] == 1
 
 
 def test_every_endpoint_answers_400_to_deep_nesting_nul_and_lone_surrogates(api) -> None:
