@@ -1,6 +1,12 @@
 from django.apps import AppConfig
 
 
+def _dispatch_rating_import(import_id: int) -> None:
+    from annotation.services.rating_import_jobs import rating_import_dispatch
+
+    rating_import_dispatch(import_id)
+
+
 class AnnotationConfig(AppConfig):
     name = "annotation"
 
@@ -15,3 +21,8 @@ class AnnotationConfig(AppConfig):
             TURN_LIMIT_SOURCES.append(live_turn_limit)
         if live_answers_owed not in ANSWERS_OWED_SOURCES:
             ANSWERS_OWED_SOURCES.append(live_answers_owed)
+
+        from annotation.models import RatingImport
+        from core.jobs import register_job_kind
+
+        register_job_kind("rating_import", model=RatingImport, dispatch=_dispatch_rating_import)

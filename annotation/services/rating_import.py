@@ -308,11 +308,17 @@ def insert_rows(model: type[Model], fields: tuple[str, ...], rows: list[tuple[An
             copy.write_row(row)
 
 
-def _read_csv(fileobj: IO[bytes]) -> list[dict[str, str]]:
+def read_upload(fileobj: IO[bytes]) -> bytes:
+    """The file's bytes, refused above the upload limit."""
     limit = settings.DATASET_UPLOAD_MAX_BYTES
     raw = fileobj.read(limit + 1)
     if len(raw) > limit:
         raise RatingImportError(f"the file is larger than {limit} bytes")
+    return raw
+
+
+def _read_csv(fileobj: IO[bytes]) -> list[dict[str, str]]:
+    raw = read_upload(fileobj)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
