@@ -192,7 +192,7 @@ class RatingImportApi(APIView):
         if isinstance(outcome, RatingImport):
             body = _import_body(outcome, request)
             return Response(
-                body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]}
+                body, status=status.HTTP_202_ACCEPTED, headers={"Location": str(body["url"])}
             )
         return Response(
             {

@@ -23,7 +23,7 @@ from django.contrib.auth.models import AbstractBaseUser, Group
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.db import connections, transaction
-from django.db.models import Model
+from django.db.models import Field, Model
 from django.utils import timezone
 
 from annotation.models import Assignment, Rating, RatingJob, Rubric
@@ -205,7 +205,7 @@ def _assignments(
             )
     if not new:
         return existing
-    insert_rows(
+    _insert_rows(
         Assignment,
         (
             "job",
@@ -278,31 +278,39 @@ def _insert_ratings(
     values: list[tuple[int, str, int | None, float | None, str]], *, now: datetime
 ) -> None:
     """Insert ratings given as (assignment, question, turn, value, text)."""
-    insert_rows(
+    _insert_rows(
         Rating,
         ("assignment", "question", "turn", "value", "text", "updated_at"),
         [(*row, now) for row in values],
     )
 
 
-def insert_rows(model: type[Model], fields: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
-    """Insert rows of `fields` values (a foreign key by its pk; every column without a null or
-    a value given must be among them) in one statement. On PostgreSQL with COPY: a model
-    instance and its share of a compiled INSERT per row were most of an import's time."""
-    connection = connections[model.objects.db]
+def _insert_rows(model: type[Model], fields: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+    """Insert rows of `fields` values (a foreign key by its pk; every NOT NULL column must be
+    among them: the fields' defaults are Django's, not the database's). On PostgreSQL with
+    COPY: a model instance and its share of a compiled INSERT per row were most of an import's
+    time; elsewhere with bulk_create."""
+    manager = model._default_manager
+    connection = connections[manager.db]
     meta = model._meta
+    attnames, columns = [], []
+    for name in fields:
+        field = meta.get_field(name)
+        if not isinstance(field, Field) or field.column is None:
+            raise ValueError(f"{model.__name__}.{name} is not a column")
+        attnames.append(field.attname)
+        columns.append(field.column)
     if connection.vendor != "postgresql":
-        attnames = [meta.get_field(name).attname for name in fields]
-        model.objects.bulk_create(
+        manager.bulk_create(
             (model(**dict(zip(attnames, row, strict=True))) for row in rows),
             batch_size=BULK_BATCH_SIZE,
         )
         return
     quote = connection.ops.quote_name
-    columns = ", ".join(quote(meta.get_field(name).column) for name in fields)
+    names = ", ".join(quote(column) for column in columns)
     with (
         connection.cursor() as cursor,
-        cursor.cursor.copy(f"COPY {quote(meta.db_table)} ({columns}) FROM STDIN") as copy,
+        cursor.cursor.copy(f"COPY {quote(meta.db_table)} ({names}) FROM STDIN") as copy,
     ):
         for row in rows:
             copy.write_row(row)
@@ -544,7 +552,7 @@ def _check_complete(
     by_assignment = {pk: slot for slot, pk in assignments.items()}
     values: dict[tuple[int, str], dict[tuple[str, int | None], float | str]] = defaultdict(dict)
     for (assignment_id, question, turn_id), (_, value, text) in existing.items():
-        turn = None if turn_id is None else turn_index[turn_id]
+        turn: int | None = None if turn_id is None else turn_index[turn_id]
         values[by_assignment[assignment_id]][(question, turn)] = text if value is None else value
     for row in rows:
         values[(row.dialogue_id, row.rater)][(row.question.key, row.turn)] = row.value
@@ -574,7 +582,7 @@ def _unanswered(
     values: dict[tuple[str, int | None], float | str],
     skill: str,
     n_turns: int,
-) -> int | None:
+) -> int:
     """How many slots the unit of `row` leaves unanswered under a fixed-denominator rubric; a
     mean-based one refuses such a unit (RatingImportError naming the unit's first row)."""
     answers = [

@@ -255,3 +255,32 @@ def test_progress_is_seen_while_the_import_runs_and_a_cancel_rolls_it_back(
     second.refresh_from_db()
     assert (second.status, bytes(second.data)) == ("cancelled", b"")
     assert not RatingJob.objects.exists() and not Rating.objects.exists()
+
+
+def test_an_import_whose_worker_died_is_sent_again_with_its_file_kept(
+    campaign, small_threshold, monkeypatch, django_capture_on_commit_callbacks
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from core import jobs
+
+    sent: list[int] = []
+    kind = jobs.JOB_KINDS["rating_import"]
+    monkeypatch.setitem(
+        jobs.JOB_KINDS, "rating_import", jobs.JobKind(model=kind.model, dispatch=sent.append)
+    )
+    job = submit(MSDE)
+    RatingImport.objects.filter(pk=job.pk).update(
+        status=JobStatus.RUNNING, lease_owner="dead", attempts=1,
+        lease_expires_at=timezone.now() - timedelta(seconds=1),
+    )  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        result = jobs.jobs_sweep()
+    assert result.redispatched == {"rating_import": [job.pk]} and sent == [job.pk]
+    job.refresh_from_db()
+    assert bytes(job.data) == MSDE.encode()
+    rating_import_run(import_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == JobStatus.DONE and Rating.objects.count() == 9
