@@ -413,3 +413,24 @@ def test_a_large_import_and_its_replacement_store_exactly_the_files_answers(inse
     assert ratings == {(d, r, k, t, v, "") for (d, r, k, t), v in (first | second).items()}
     assert not Rating.objects.filter(updated_at__isnull=True).exists()
     assert not Assignment.objects.filter(submitted_at__isnull=True).exists()
+
+
+def test_units_answering_the_same_slots_are_judged_by_their_own_gates(campaign):
+    """The completeness check scores each pattern of answers once: two raters who answered only
+    the gates differ when one failed a gate (the gated questions score 0, nothing is missing)
+    and the other passed both (ten answers missing)."""
+    lines = ["dialogue_id,rater,question,value"]
+    lines += ["d1,gail,grammatical,否", "d1,gail,unacceptable,否"]  # failed: not grammatical
+    lines += ["d1,hugo,grammatical,是", "d1,hugo,unacceptable,否"]  # passed both gates
+    lines += ["d2,hugo,grammatical,是", "d2,hugo,unacceptable,否"]  # passed both gates
+    result = run("\n".join(lines) + "\n", rubric="yesno-single-turn")
+    assert (result.ratings, result.incomplete) == (6, 2)
+
+
+def test_of_units_missing_the_same_answers_the_first_in_the_file_is_named(campaign):
+    lines = ["dialogue_id,rater,question,value", "d2,zed,info,1", "d2,zed,coh,1"]
+    lines += ["d1,bob,info,1", "d1,bob,coh,1", "d1,alice,info,2", "d1,alice,coh,1"]
+    with pytest.raises(RatingImportError) as refused:
+        run("\n".join(lines) + "\n")
+    assert str(refused.value).startswith("row 4, column 'question': incomplete: unit 'd1', ")
+    assert "rater 'bob': no answer for know" in str(refused.value)
