@@ -6,45 +6,107 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0006_merge_20261124_0740'),
-        ('chat', '0014_campaign_static_answers'),
+        ("annotation", "0006_merge_20261124_0740"),
+        ("chat", "0014_campaign_static_answers"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='RatingImport',
+            name="RatingImport",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('pending', '排队中'), ('running', '运行中'), ('done', '已完成'), ('failed', '失败'), ('cancelled', '已取消')], default='pending', max_length=10)),
-                ('attempts', models.PositiveSmallIntegerField(default=0)),
-                ('dispatched_at', models.DateTimeField(blank=True, null=True)),
-                ('lease_owner', models.CharField(blank=True, max_length=64)),
-                ('lease_expires_at', models.DateTimeField(blank=True, null=True)),
-                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('progress_done', models.PositiveIntegerField(default=0)),
-                ('progress_total', models.PositiveIntegerField(default=0)),
-                ('cancel_requested', models.BooleanField(default=False)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('filename', models.CharField(blank=True, max_length=255)),
-                ('data', models.BinaryField(blank=True)),
-                ('rows', models.PositiveIntegerField(default=0)),
-                ('result', models.JSONField(blank=True, default=dict)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='chat.campaign')),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('rating_job', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='annotation.ratingjob')),
-                ('rubric', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotation.rubric')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "排队中"),
+                            ("running", "运行中"),
+                            ("done", "已完成"),
+                            ("failed", "失败"),
+                            ("cancelled", "已取消"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("attempts", models.PositiveSmallIntegerField(default=0)),
+                ("dispatched_at", models.DateTimeField(blank=True, null=True)),
+                ("lease_owner", models.CharField(blank=True, max_length=64)),
+                ("lease_expires_at", models.DateTimeField(blank=True, null=True)),
+                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                ("progress_done", models.PositiveIntegerField(default=0)),
+                ("progress_total", models.PositiveIntegerField(default=0)),
+                ("cancel_requested", models.BooleanField(default=False)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("filename", models.CharField(blank=True, max_length=255)),
+                ("data", models.BinaryField(blank=True)),
+                ("rows", models.PositiveIntegerField(default=0)),
+                ("result", models.JSONField(blank=True, default=dict)),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="chat.campaign",
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "rating_job",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="annotation.ratingjob",
+                    ),
+                ),
+                (
+                    "rubric",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="annotation.rubric",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
-                'abstract': False,
-                'indexes': [models.Index(fields=['status', 'lease_expires_at'], name='ratingimport_lease_idx')],
-                'constraints': [models.CheckConstraint(condition=models.Q(('progress_done__lte', models.F('progress_total')), ('progress_total', 0), _connector='OR'), name='annotation_ratingimport_progress_bounded')],
+                "ordering": ["-created_at"],
+                "abstract": False,
+                "indexes": [
+                    models.Index(
+                        fields=["status", "lease_expires_at"], name="ratingimport_lease_idx"
+                    )
+                ],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("progress_done__lte", models.F("progress_total")),
+                            ("progress_total", 0),
+                            _connector="OR",
+                        ),
+                        name="annotation_ratingimport_progress_bounded",
+                    )
+                ],
             },
         ),
     ]
