@@ -85,4 +85,14 @@ urlpatterns = [
         name="api-job-export",
     ),
     path("ratings/import/", results_api.RatingImportApi.as_view(), name="api-ratings-import"),
+    path(
+        "ratings/imports/<int:pk>/",
+        results_api.RatingImportDetailApi.as_view(),
+        name="api-rating-import",
+    ),
+    path(
+        "ratings/imports/<int:pk>/cancel/",
+        results_api.RatingImportCancelApi.as_view(),
+        name="api-rating-import-cancel",
+    ),
 ]

@@ -15,3 +15,8 @@ class AnnotationConfig(AppConfig):
             TURN_LIMIT_SOURCES.append(live_turn_limit)
         if live_answers_owed not in ANSWERS_OWED_SOURCES:
             ANSWERS_OWED_SOURCES.append(live_answers_owed)
+
+        from annotation.models import RatingImport
+        from core.jobs import register_job_kind
+
+        register_job_kind("rating_import", model=RatingImport, task="annotation.import_ratings")

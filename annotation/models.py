@@ -8,7 +8,7 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from chat.models import Campaign, Dialogue, StaticRun, Turn
-from core.models import Versioned
+from core.models import Job, Versioned
 
 
 class Rubric(Versioned):
@@ -288,3 +288,29 @@ class Rating(models.Model):
 
     def __str__(self) -> str:
         return f"{self.question}={self.value if self.value is not None else self.text!r}"
+
+
+class RatingImport(Job):
+    """A ratings file too large to import while the request waits, imported by a worker.
+
+    The uploaded file is kept in ``data`` until the job ends (the worker that picks the job up
+    again after a crash reads it from here), then emptied; ``rows`` is the number of data rows
+    counted at upload. ``result`` holds the import's counts once done (ratings, dialogues,
+    raters, new_raters, incomplete); ``error`` the refusal, naming the row and column.
+    """
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="+")
+    filename = models.CharField(max_length=255, blank=True)
+    data = models.BinaryField(blank=True)
+    rows = models.PositiveIntegerField(default=0)
+    rating_job = models.ForeignKey(
+        RatingJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    result = models.JSONField(default=dict, blank=True)
+
+    class Meta(Job.Meta):
+        pass
+
+    def __str__(self) -> str:
+        return f"{self.filename or self.pk} → {self.campaign_id}/{self.rubric_id}"

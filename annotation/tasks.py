@@ -5,6 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from annotation.models import RatingJob
+from annotation.services import rating_import_jobs
 from annotation.services.rating_assignments import job_refresh
 
 
@@ -19,3 +20,10 @@ def expire_overdue_assignments() -> int:
     ):
         expired += job_refresh(job=RatingJob.objects.get(pk=job_id))
     return expired
+
+
+@shared_task(name="annotation.import_ratings")
+def import_ratings_task(import_id: int) -> None:
+    """Import one stored ratings file; a second delivery of the same id finds it taken (or
+    ended) and does nothing."""
+    rating_import_jobs.rating_import_run(import_id=import_id)

@@ -65,4 +65,10 @@ urlpatterns = [
         name="job-export",
     ),
     path("ratings/import/", results_views.ratings_import_page, name="ratings-import"),
+    path("ratings/imports/<int:pk>/", results_views.rating_import_detail, name="rating-import"),
+    path(
+        "ratings/imports/<int:pk>/cancel/",
+        results_views.rating_import_cancel_view,
+        name="rating-import-cancel",
+    ),
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from django.http import StreamingHttpResponse
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import get_object_or_404
@@ -15,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.agreement import GATE_CONVENTIONS
-from annotation.models import RatingJob
+from annotation.models import RatingImport, RatingJob
 from annotation.selectors.agreement import job_agreement, job_pooled_kappas, job_rater_deviations
 from annotation.selectors.exports import FORMATS, WHATS
 from annotation.selectors.human_scores import (
@@ -25,7 +26,7 @@ from annotation.selectors.human_scores import (
     rater_shortfalls,
     system_score_rows,
 )
-from annotation.services.rating_import import ratings_import
+from annotation.services.rating_import_jobs import rating_import_cancel, rating_import_submit
 from annotation.views.results import export_response
 from chat.models import Campaign
 from core.api import KEY_MAX_LENGTH, model_bounds, refused
@@ -159,7 +160,9 @@ class JobExportApi(APIView):
 
 
 class RatingImportApi(APIView):
-    """Upload a ratings CSV (all-or-nothing; errors name the row and column)."""
+    """Upload a ratings CSV (all-or-nothing; errors name the row and column). A file of up to
+    `INLINE_MAX_ROWS` rows is imported at once (201); a larger one is stored and imported by a
+    worker (202 with the import's URL, which reports its progress and result)."""
 
     parser_classes = [MultiPartParser, FormParser]
 
@@ -177,27 +180,72 @@ class RatingImportApi(APIView):
         request=RatingImportInput,
         responses={
             201: OpenApiResponse(description="job id and counts"),
+            202: OpenApiResponse(description="a large file: the import's id, status and URL"),
             400: refused("Import refused; nothing was saved"),
         },
     )
     def post(self, request: Request) -> Response:
         data = self.RatingImportInput(data=request.data)
         data.is_valid(raise_exception=True)
-        result = ratings_import(
-            fileobj=data.validated_data["file"],
+        upload = data.validated_data["file"]
+        outcome = rating_import_submit(
+            fileobj=upload,
             campaign_name=data.validated_data["campaign"],
             rubric_ref=data.validated_data["rubric"],
             created_by=request.user,
+            filename=upload.name or "",
         )
+        if isinstance(outcome, RatingImport):
+            body = _import_body(outcome, request)
+            return Response(
+                body, status=status.HTTP_202_ACCEPTED, headers={"Location": str(body["url"])}
+            )
         return Response(
             {
-                "job": result.job.pk,
-                "job_name": result.job.name,
-                "ratings": result.ratings,
-                "dialogues": result.dialogues,
-                "raters": result.raters,
-                "new_raters": result.new_raters,
-                "incomplete": result.incomplete,
+                "job": outcome.job.pk,
+                "job_name": outcome.job.name,
+                "ratings": outcome.ratings,
+                "dialogues": outcome.dialogues,
+                "raters": outcome.raters,
+                "new_raters": outcome.new_raters,
+                "incomplete": outcome.incomplete,
             },
             status=status.HTTP_201_CREATED,
         )
+
+
+def _import_body(job: RatingImport, request: Request) -> dict[str, object]:
+    return {
+        "id": job.pk,
+        "url": request.build_absolute_uri(reverse("api-rating-import", args=[job.pk])),
+        "status": job.status,
+        "rows": job.rows,
+        "progress_done": job.progress_done,
+        "progress_total": job.progress_total,
+        "error": job.error,
+        "job": job.rating_job_id,
+        "result": job.result,
+    }
+
+
+class RatingImportDetailApi(APIView):
+    """A background import: status, progress, the refusal (row and column named) or the
+    counts once done (``job`` is then the rating job imported into)."""
+
+    @extend_schema(responses={200: OpenApiResponse(description="status, progress and result")})
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(_import_body(get_object_or_404(RatingImport, pk=pk), request))
+
+
+class RatingImportCancelApi(APIView):
+    """Cancel a background import; nothing of it is saved."""
+
+    @extend_schema(
+        request=None,
+        responses={200: OpenApiResponse(description="the import, cancelled (or already ended)")},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        job = get_object_or_404(RatingImport, pk=pk)
+        rating_import_cancel(job=job)
+        job.refresh_from_db()
+        return Response(_import_body(job, request))

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from django import forms
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.models import RatingJob
+from annotation.models import RatingImport, RatingJob
 from annotation.rubric_spec import RubricSpec
 from annotation.scoring import OVERALL, ScoreRow
 from annotation.selectors import human_scores as human_scores_selectors
@@ -34,10 +34,12 @@ from annotation.selectors.human_scores import (
     system_score_rows,
 )
 from annotation.selectors.rating import localized
-from annotation.services.rating_import import RatingImportError, ratings_import
+from annotation.services.rating_import import RatingImportError
+from annotation.services.rating_import_jobs import rating_import_cancel, rating_import_submit
 from chat.models import Campaign
 from core.access import Role, role_required
 from core.http import download, redirect_after_form
+from core.jobs import JobStatus
 
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 # Bar chart geometry (SVG user units); the chart scales to its box.
@@ -144,37 +146,49 @@ class RatingImportForm(forms.Form):
         ]
 
 
+def _imported_message(*, ratings: int, dialogues: int, raters: int, job: RatingJob) -> str:
+    return _(
+        "已导入 %(ratings)d 条评分（%(dialogues)d 段对话，%(raters)d 位评分人）到「%(job)s」。"
+    ) % {"ratings": ratings, "dialogues": dialogues, "raters": raters, "job": job.name}
+
+
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
 def ratings_import_page(request: HttpRequest) -> HttpResponse:
+    """A file of up to `INLINE_MAX_ROWS` rows is imported while the request waits; a larger
+    one becomes a job whose page shows its progress."""
     form = RatingImportForm(request.POST or None, request.FILES or None)
     import_error: RatingImportError | None = None
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            result = ratings_import(
+            outcome = rating_import_submit(
                 fileobj=data["file"],
                 campaign_name=data["campaign"].name,
                 rubric_ref=data["rubric"],
                 created_by=request.user,
+                filename=data["file"].name or "",
             )
         except RatingImportError as exc:
             import_error = exc
         else:
+            if isinstance(outcome, RatingImport):
+                messages.info(
+                    request,
+                    _("文件有 %(rows)d 行，正在后台导入；完成前不会保存任何数据。")
+                    % {"rows": outcome.rows},
+                )
+                return redirect_after_form(request, "annotation:rating-import", pk=outcome.pk)
             messages.success(
                 request,
-                _(
-                    "已导入 %(ratings)d 条评分（%(dialogues)d 段对话，"
-                    "%(raters)d 位评分人）到「%(job)s」。"
-                )
-                % {
-                    "ratings": result.ratings,
-                    "dialogues": result.dialogues,
-                    "raters": result.raters,
-                    "job": result.job.name,
-                },
+                _imported_message(
+                    ratings=outcome.ratings,
+                    dialogues=outcome.dialogues,
+                    raters=outcome.raters,
+                    job=outcome.job,
+                ),
             )
-            return redirect_after_form(request, "annotation:job-results", pk=result.job.pk)
+            return redirect_after_form(request, "annotation:job-results", pk=outcome.job.pk)
     status = 400 if request.method == "POST" else 200
     return render(
         request,
@@ -182,6 +196,44 @@ def ratings_import_page(request: HttpRequest) -> HttpResponse:
         {"form": form, "import_error": import_error},
         status=status,
     )
+
+
+@role_required(Role.RESEARCHER)
+@require_GET
+def rating_import_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """A background import's page; while it runs, htmx polls its status card every second."""
+    job = get_object_or_404(
+        RatingImport.objects.select_related("campaign", "rubric", "rating_job"), pk=pk
+    )
+    template = "annotation/rating_import_detail.html"
+    if request.htmx:
+        template += "#status"
+    summary = ""
+    if job.status == JobStatus.DONE and job.rating_job is not None:
+        summary = _imported_message(
+            ratings=job.result["ratings"],
+            dialogues=job.result["dialogues"],
+            raters=job.result["raters"],
+            job=job.rating_job,
+        )
+    return render(
+        request,
+        template,
+        {
+            "job": job,
+            "active": job.status in (JobStatus.PENDING, JobStatus.RUNNING),
+            "summary": summary,
+        },
+    )
+
+
+@role_required(Role.RESEARCHER)
+@require_POST
+def rating_import_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
+    job = get_object_or_404(RatingImport, pk=pk)
+    if rating_import_cancel(job=job):
+        messages.success(request, _("已取消导入，没有保存任何数据。"))
+    return redirect("annotation:rating-import", pk=pk)
 
 
 def _labels(spec: RubricSpec) -> dict[str, str]:

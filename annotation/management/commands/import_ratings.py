@@ -14,8 +14,9 @@ from core.commands import input_file
 class Command(BaseCommand):
     help = (
         "Import existing ratings from CSV (columns dialogue_id, rater, question, value, optional "
-        "turn) into the campaign's imported rating job for the rubric. All-or-nothing: an error "
-        "names the row (the header is row 1) and column and leaves the database unchanged."
+        "turn) into the campaign's imported rating job for the rubric, inline with a progress "
+        "line on standard error. All-or-nothing: an error names the row (the header is row 1) "
+        "and column and leaves the database unchanged."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
@@ -27,13 +28,29 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = options["path"]
+        shown = [-1]
+
+        def progress(fraction: float) -> None:
+            """One line on standard error, rewritten in place as the import goes on."""
+            percent = int(fraction * 100)
+            if percent != shown[0]:
+                shown[0] = percent
+                self.stderr.write(f"\rimporting {path}: {percent}%", ending="")
+                self.stderr.flush()
+
         with input_file(path) as fileobj:
             try:
                 result = ratings_import(
-                    fileobj=fileobj, campaign_name=options["campaign"], rubric_ref=options["rubric"]
+                    fileobj=fileobj,
+                    campaign_name=options["campaign"],
+                    rubric_ref=options["rubric"],
+                    progress=progress,
                 )
             except RatingImportError as exc:
                 raise CommandError(f"{path}: {exc}") from exc
+            finally:
+                if shown[0] >= 0:
+                    self.stderr.write("")
         created = (
             f" (new expert accounts: {', '.join(result.new_raters)})" if result.new_raters else ""
         )

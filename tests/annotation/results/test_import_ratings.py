@@ -331,3 +331,106 @@ def test_the_queries_of_an_import_do_not_grow_with_its_rows():
     assert job.assignments.count() == 12 * 2
     assert set(Rating.objects.filter(assignment__job=job).values_list("value", flat=True)) == {2.0}
     assert Rating.objects.filter(assignment__job=job).count() == 12 * 2 * 3
+
+
+@pytest.fixture(params=["copy", "bulk_create"])
+def insert_path(request, monkeypatch):
+    """Both ways rows are written: COPY (PostgreSQL), and bulk_create (other databases)."""
+    from django.db import connection
+
+    if request.param == "bulk_create":
+        monkeypatch.setattr(connection, "vendor", "other")
+    elif connection.vendor != "postgresql":
+        pytest.skip("COPY needs PostgreSQL")
+    return request.param
+
+
+def _stored(job: RatingJob) -> tuple[set, set]:
+    assignments = set(
+        job.assignments.values_list(
+            "dialogue__external_id", "rater__username", "status", "kind", "is_gold"
+        )
+    )
+    ratings = set()
+    for rating in Rating.objects.filter(assignment__job=job).select_related(
+        "assignment__dialogue", "assignment__rater", "turn"
+    ):
+        turn = None
+        if rating.turn is not None:
+            turn = list(
+                rating.assignment.dialogue.turns.filter(speaker="system").order_by("index")
+            ).index(rating.turn)
+        ratings.add(
+            (
+                rating.assignment.dialogue.external_id,
+                rating.assignment.rater.username,
+                rating.question,
+                turn,
+                rating.value,
+                rating.text,
+            )
+        )
+    return assignments, ratings
+
+
+def test_a_large_import_and_its_replacement_store_exactly_the_files_answers(insert_path):
+    """The bulk writes store what the per-row ones did: every row's answer on its assignment
+    (submitted, real) and model turn; a second file replaces what it repeats, adds what it adds
+    and leaves the rest."""
+    campaign = CampaignFactory(name="大量")
+    backend = BackendFactory()
+    ids = [f"m{k}" for k in range(30)]
+    for external_id in ids:
+        dialogue_with_turns(
+            campaign, backend, skill_key="chitchat", model_turns=2, external_id=external_id
+        )
+    raters = ("ann", "ben", "cat")
+    first = {
+        (d, r, k, t): float((n + i + t) % 2)
+        for n, d in enumerate(ids)
+        for r in raters
+        for t in (0, 1)
+        for i, k in enumerate(MULTI_TURN_KEYS)
+    }  # 30 dialogues × 3 raters × 2 turns × 8 questions = 1,440 rows
+    lines = ["dialogue_id,rater,question,value,turn"]
+    lines += [f"{d},{r},{k},{'是' if v else '否'},{t}" for (d, r, k, t), v in first.items()]
+    result = run("\n".join(lines) + "\n", rubric="yesno-multi-turn", campaign="大量")
+    assert (result.ratings, result.dialogues, result.raters) == (1440, 30, 3)
+    assignments, ratings = _stored(result.job)
+    assert assignments == {(d, r, "submitted", "real", False) for d in ids for r in raters}
+    assert ratings == {(d, r, k, t, v, "") for (d, r, k, t), v in first.items()}
+
+    second = {(d, "ben", k, 1): 1.0 for d in ids[:10] for k in MULTI_TURN_KEYS}  # replaced
+    second |= {(d, "dan", k, t): 0.0 for d in ids[:5] for k in MULTI_TURN_KEYS for t in (0, 1)}
+    lines = ["dialogue_id,rater,question,value,turn"]
+    lines += [f"{d},{r},{k},{int(v)},{t}" for (d, r, k, t), v in second.items()]
+    again = run("\n".join(lines) + "\n", rubric="yesno-multi-turn", campaign="大量")
+    assert (again.job, again.ratings, again.new_raters) == (result.job, 160, ["dan"])
+    assignments, ratings = _stored(result.job)
+    assert assignments == {(d, r, "submitted", "real", False) for d in ids for r in raters} | {
+        (d, "dan", "submitted", "real", False) for d in ids[:5]
+    }
+    assert ratings == {(d, r, k, t, v, "") for (d, r, k, t), v in (first | second).items()}
+    assert not Rating.objects.filter(updated_at__isnull=True).exists()
+    assert not Assignment.objects.filter(submitted_at__isnull=True).exists()
+
+
+def test_units_answering_the_same_slots_are_judged_by_their_own_gates(campaign):
+    """The completeness check scores each pattern of answers once: two raters who answered only
+    the gates differ when one failed a gate (the gated questions score 0, nothing is missing)
+    and the other passed both (ten answers missing)."""
+    lines = ["dialogue_id,rater,question,value"]
+    lines += ["d1,gail,grammatical,否", "d1,gail,unacceptable,否"]  # failed: not grammatical
+    lines += ["d1,hugo,grammatical,是", "d1,hugo,unacceptable,否"]  # passed both gates
+    lines += ["d2,hugo,grammatical,是", "d2,hugo,unacceptable,否"]  # passed both gates
+    result = run("\n".join(lines) + "\n", rubric="yesno-single-turn")
+    assert (result.ratings, result.incomplete) == (6, 2)
+
+
+def test_of_units_missing_the_same_answers_the_first_in_the_file_is_named(campaign):
+    lines = ["dialogue_id,rater,question,value", "d2,zed,info,1", "d2,zed,coh,1"]
+    lines += ["d1,bob,info,1", "d1,bob,coh,1", "d1,alice,info,2", "d1,alice,coh,1"]
+    with pytest.raises(RatingImportError) as refused:
+        run("\n".join(lines) + "\n")
+    assert str(refused.value).startswith("row 4, column 'question': incomplete: unit 'd1', ")
+    assert "rater 'bob': no answer for know" in str(refused.value)

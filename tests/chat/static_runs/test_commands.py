@@ -8,8 +8,6 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from chat.models import StaticRun
-from chat.services import static_runs as services
-from core import jobs
 from core.models import JobStatus
 from tests.chat.static_runs.helpers import make_dataset, retrieval_backend
 
@@ -55,15 +53,7 @@ def test_bad_names_and_arguments_exit_with_the_reason(arguments, message):
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_wait_follows_the_run_to_the_end(monkeypatch):
-    # The queued task runs at once in this process, as a worker would run it.
-    monkeypatch.setattr(
-        jobs,
-        "_send_tasks",
-        lambda task, work: [
-            services.static_run_execute(run=StaticRun.objects.get(pk=pk)) for pk, _queue in work
-        ],
-    )
+def test_wait_follows_the_run_to_the_end(run_jobs_inline):
     dataset = make_dataset(n=3)
     retrieval_backend("检索-A", dataset)
     out = StringIO()
