@@ -227,7 +227,7 @@ def _check_metrics(runs: list[MetricRun], config: dict[str, Any], errors: dict[s
                 f"dialogue-level follow-up items ({', '.join(items)}), which FED's turn-level "
                 "items do not hold; choose the dialogue or system level, or leave the metric out"
             )
-    if "metrics" not in errors and "metric_runs" not in errors and config["level"] in LEVELS:
+    if not {"metrics", "metric_runs", "level"} & set(errors) and config["level"] in LEVELS:
         _check_levels(runs, config, errors)
 
 
