@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Assignment, Rating, RatingJob, Rubric
-from metrics.models import JobStatus
+from metrics.models import FollowupSelection, JobStatus
 from metrics.scorers import followup
 from metrics.services import followup_selection as services
 from tests.chat.factories import DialogueFactory, TurnFactory, UserFactory
@@ -101,6 +101,8 @@ def test_pages_are_for_researchers(researcher_client, expert_client, lm_dir, mon
         "variant": "joint",
         "criterion": "spearman",
         "seed": 0,
+        "layout": "fed",
+        "normalisation": "mean",
     }
     response = researcher_client.post(reverse("metrics:followup-create"), form)
     assert response.status_code == 302
@@ -108,3 +110,92 @@ def test_pages_are_for_researchers(researcher_client, expert_client, lm_dir, mon
     assert (
         bad.status_code == 400 and "&#x27;x&#x27; is not a dialogue-level" in bad.content.decode()
     )
+
+
+@pytest.mark.django_db
+def test_a_selection_scores_its_items_with_its_own_layout_normalisation_and_max_length(lm_dir):
+    """Issue 22.6: the selection scores items under its scorer inputs, as the scorer does when
+    called directly on the same dialogues (and not as under the default inputs)."""
+    job = rated_job()
+    inputs = {"layout": "eos", "normalisation": "sum", "max_length": 80}
+    selection = services.selection_create(
+        name="eos",
+        job=job,
+        dimension="naturalness",
+        model_path=str(lm_dir),
+        language="en",
+        max_items=2,
+        enqueue=False,
+        **inputs,
+    )
+    assert (selection.layout, selection.normalisation, selection.max_length) == ("eos", "sum", 80)
+    selection = services.selection_execute(selection.pk)
+    assert selection.status == JobStatus.DONE, selection.error
+
+    human = services._human(job, "naturalness")
+    dialogue_ids = sorted(human)
+    dialogues = services._dialogue_texts(dialogue_ids)
+    target = np.array([human[pk] for pk in dialogue_ids])
+
+    def direct(**scorer):
+        norm = scorer.pop("normalisation", "mean")
+        loaded = followup.FollowupScorer.load(lm_dir, **scorer)
+        return followup.followup_item_scores(
+            dialogues, loaded, "en", conditional=True, normalisation=norm
+        )
+
+    expected = direct(layout="eos", max_length=80, normalisation="sum")
+    items, correlation = followup.best_item_subset(
+        expected.values, target, expected.names, max_items=2
+    )
+    assert selection.results["items"] == list(items)
+    assert selection.results["correlation_all"] == pytest.approx(correlation)
+    per_item = [row["correlation"] for row in selection.results["per_item"]]
+    wanted = [services._correlation(column, target, "spearman") for column in expected.values.T]
+    assert per_item == pytest.approx(wanted)
+    default = direct()
+    assert not np.allclose(default.values, expected.values)
+
+
+@pytest.mark.django_db
+def test_bad_scorer_inputs_name_the_field(lm_dir):
+    job = rated_job()
+    base = {
+        "name": "s",
+        "job": job,
+        "dimension": "overall",
+        "model_path": str(lm_dir),
+        "language": "en",
+        "enqueue": False,
+    }
+    with pytest.raises(services.SelectionError, match="layout: layout must be one of fed, eos"):
+        services.selection_create(**base, layout="bos")
+    with pytest.raises(services.SelectionError, match="normalisation: normalisation must be"):
+        services.selection_create(**base, normalisation="max")
+    with pytest.raises(services.SelectionError, match="max_length: max_length must be at least 8"):
+        services.selection_create(**base, max_length=4)
+
+
+@pytest.mark.django_db
+def test_the_form_takes_the_scorer_inputs(researcher_client, lm_dir, monkeypatch):
+    job = rated_job()
+    monkeypatch.setattr(services, "enqueue_selection", lambda selection: None)
+    form = {
+        "name": "布局",
+        "job": job.pk,
+        "dimension": "overall",
+        "model_path": str(lm_dir),
+        "language": "en",
+        "variant": "cond",
+        "criterion": "spearman",
+        "seed": 0,
+        "layout": "eos",
+        "normalisation": "sum",
+        "max_length": 64,
+    }
+    response = researcher_client.post(reverse("metrics:followup-create"), form)
+    assert response.status_code == 302
+    selection = FollowupSelection.objects.get(name="布局")
+    assert (selection.layout, selection.normalisation, selection.max_length) == ("eos", "sum", 64)
+    page = researcher_client.get(reverse("metrics:followup-detail", args=[selection.pk]))
+    assert "layout:eos · norm:sum · max_len:64" in page.content.decode()
