@@ -2,7 +2,10 @@
 
 import numpy as np
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from annotation.models import Assignment, Rating, RatingJob, Rubric
 from metrics.models import FollowupSelection, JobStatus
@@ -199,3 +202,66 @@ def test_the_form_takes_the_scorer_inputs(researcher_client, lm_dir, monkeypatch
     assert (selection.layout, selection.normalisation, selection.max_length) == ("eos", "sum", 64)
     page = researcher_client.get(reverse("metrics:followup-detail", args=[selection.pk]))
     assert "layout:eos · norm:sum · max_len:64" in page.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_api_starts_a_selection_with_its_scorer_inputs(
+    researcher, lm_dir, monkeypatch, django_capture_on_commit_callbacks
+):
+    job = rated_job()
+    sent = []
+    monkeypatch.setattr(services, "enqueue_selection", sent.append)
+    api = APIClient()
+    api.force_authenticate(researcher)
+    body = {
+        "name": "api",
+        "job": job.pk,
+        "dimension": "naturalness",
+        "model_path": str(lm_dir),
+        "language": "en",
+        "layout": "eos",
+        "normalisation": "sum",
+        "max_length": 80,
+    }
+    bad = api.post("/api/followup-selections/", {**body, "layout": "bos"}, format="json")
+    assert bad.status_code == 400 and "layout" in bad.json()
+    refused = api.post("/api/followup-selections/", {**body, "dimension": "x"}, format="json")
+    assert refused.status_code == 400 and refused.json()["field"] == "dimension"
+    with django_capture_on_commit_callbacks(execute=True):
+        created = api.post("/api/followup-selections/", body, format="json")
+    assert created.status_code == 201, created.json()
+    data = api.get(f"/api/followup-selections/{created.json()['id']}/").json()
+    assert (data["layout"], data["normalisation"], data["max_length"]) == ("eos", "sum", 80)
+    assert data["status"] == "pending" and [s.pk for s in sent] == [data["id"]]
+    assert [row["id"] for row in api.get("/api/followup-selections/").json()] == [data["id"]]
+
+
+@pytest.mark.django_db
+def test_the_command_selects_under_the_scorer_inputs_it_is_given(lm_dir, capsys):
+    job = rated_job()
+    call_command(
+        "select_followup_items",
+        "--name=cli",
+        f"--job={job.pk}",
+        "--dimension=naturalness",
+        f"--model={lm_dir}",
+        "--language=en",
+        "--max-items=2",
+        "--layout=eos",
+        "--normalisation=sum",
+    )
+    selection = FollowupSelection.objects.get(name="cli")
+    assert selection.status == JobStatus.DONE
+    assert (selection.layout, selection.normalisation) == ("eos", "sum")
+    out = capsys.readouterr().out
+    assert ", ".join(selection.results["items"]) in out
+    assert f'run setting: {{"followup_selection": {selection.pk}}}' in out
+    with pytest.raises(CommandError, match="max_length: max_length must be at least 8"):
+        call_command(
+            "select_followup_items",
+            "--name=short",
+            f"--job={job.pk}",
+            f"--model={lm_dir}",
+            "--language=en",
+            "--max-length=4",
+        )
