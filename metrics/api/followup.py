@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import RatingJob
+from chat.models import Language
 from metrics.models import FollowupSelection
 from metrics.scorers import followup
 from metrics.services import followup_selection as services
@@ -48,7 +49,8 @@ class FollowupSelectionInput(serializers.Serializer):
     job = serializers.PrimaryKeyRelatedField(queryset=RatingJob.objects.all())
     dimension = serializers.CharField(max_length=60, default="overall")
     model_path = serializers.CharField(max_length=300)
-    language = serializers.ChoiceField(choices=list(followup.LANGUAGES))
+    # the interface languages, which the follow-up sets cover (the service checks it)
+    language = serializers.ChoiceField(choices=Language.choices)
     conditional = serializers.BooleanField(default=True)
     criterion = serializers.ChoiceField(choices=["spearman", "pearson"], default="spearman")
     max_items = serializers.IntegerField(
