@@ -242,7 +242,11 @@ def _turnless_selected(
         if run.source != MetricRun.Source.COMPUTED:
             continue  # imported scores: their settings are the file's, not the scorers'
         settings = Settings.from_dict(run.metric_settings)
-        for name in sorted(dialogue_only_metrics(names, settings)):
+        try:
+            dialogue_only = dialogue_only_metrics(names, settings)
+        except ValueError:
+            continue  # its follow-up override is gone: the study says what has no turn scores
+        for name in sorted(dialogue_only):
             found.setdefault(name, (run, settings.followup_items or ()))
     return found
 

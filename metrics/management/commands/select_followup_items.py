@@ -64,7 +64,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         try:
             selection = services.selection_execute(selection.pk)
-        except Exception as exc:  # noqa: BLE001 - recorded on the selection, said here
+        except Exception as exc:  # recorded on the selection as well (FAILED, its error)
             raise CommandError(f"selection {selection.pk} failed: {exc}") from exc
         if selection.status != JobStatus.DONE:
             raise CommandError(f"selection {selection.pk} {selection.status}: {selection.error}")

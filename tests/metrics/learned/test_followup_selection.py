@@ -256,6 +256,16 @@ def test_the_command_selects_under_the_scorer_inputs_it_is_given(lm_dir, capsys)
     out = capsys.readouterr().out
     assert ", ".join(selection.results["items"]) in out
     assert f'run setting: {{"followup_selection": {selection.pk}}}' in out
+    with pytest.raises(CommandError, match="failed: max_length 4096 exceeds the model's limit"):
+        call_command(
+            "select_followup_items",
+            "--name=long",
+            f"--job={job.pk}",
+            f"--model={lm_dir}",
+            "--language=en",
+            "--max-length=4096",
+        )
+    assert FollowupSelection.objects.get(name="long").status == JobStatus.FAILED
     with pytest.raises(CommandError, match="max_length: max_length must be at least 8"):
         call_command(
             "select_followup_items",

@@ -21,7 +21,7 @@ REFUSED = (
 )
 
 
-def selected_run(items: list[str]):
+def selected_run(items: list[str], **settings: str):
     """A finished run over the rated dialogues: fed-cond-selected (per dialogue, plus per turn
     when every item is a turn-level one, as the scorer writes them) and f1 per turn."""
     study = msde_study()
@@ -29,7 +29,7 @@ def selected_run(items: list[str]):
         study.interactive,
         name="选择",
         metrics=["fed-cond-selected", "f1"],
-        metric_settings={"lang": "zh", "followup_items": items},
+        metric_settings={"lang": "zh", "followup_items": items, **settings},
     )
     for k, dialogue in enumerate(study.rated):
         dialogue_score(run, dialogue, "fed-cond-selected", k / 10)
@@ -112,3 +112,9 @@ def test_the_command_refuses_it():
             "--level=turn",
         )
     assert not Report.objects.exists()
+
+
+def test_a_run_whose_follow_up_override_is_gone_is_left_to_the_study():
+    study, run = selected_run(["fluent", "coherent"], followup_override="/gone/edited.json")
+    resolved = services.report_config_check(config(study, run, metrics=["f1"]))
+    assert resolved["metrics"] == ["f1"]
