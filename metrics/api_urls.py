@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from metrics.api import discriminators, metric_runs
+from metrics.api import discriminators, followup, metric_runs
 from metrics.api import reports as report_api
 
 urlpatterns = [
@@ -70,5 +70,16 @@ urlpatterns = [
         "discriminators/<int:pk>/",
         discriminators.DiscriminatorDetailApi.as_view(),
         name="api-discriminator-detail",
+    ),
+    # FED item selections (seed 004)
+    path(
+        "followup-selections/",
+        followup.FollowupSelectionListApi.as_view(),
+        name="api-followup-selection-list",
+    ),
+    path(
+        "followup-selections/<int:pk>/",
+        followup.FollowupSelectionDetailApi.as_view(),
+        name="api-followup-selection-detail",
     ),
 ]

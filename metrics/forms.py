@@ -21,6 +21,7 @@ from metrics.scorers.base import (
 from metrics.scorers.registry import METRICS, PRESET_LABELS, PRESETS
 from metrics.scorers.text import LANGUAGES, PROFILES, TOKENIZERS
 from metrics.selectors.discriminators import usable_discriminators
+from metrics.selectors.metric_runs import done_selections
 
 SETTING_CHOICES: dict[str, tuple[str, ...]] = {
     "lang": LANGUAGES,
@@ -126,6 +127,16 @@ class MetricRunForm(forms.Form):
                 required=False,
                 help_text=_("学习型指标页面训练好的判别器版本"),
             )
+
+        # Finished item selections by name; the run takes their items and scorer inputs.
+        self.fields[SETTING_PREFIX + "followup_selection"] = forms.TypedChoiceField(
+            label="followup_selection",
+            choices=[("", _("不使用")), *done_selections()],
+            coerce=int,
+            empty_value=None,
+            required=False,
+            help_text=_("随访项选择：*-selected 指标的评价项和打分输入取自它"),
+        )
 
     def setting_fields(self) -> list[forms.BoundField]:
         return [self[name] for name in self.fields if name.startswith(SETTING_PREFIX)]

@@ -2,6 +2,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import RatingJob
+from metrics.scorers import followup
 
 
 class FollowupSelectionForm(forms.Form):
@@ -33,3 +34,22 @@ class FollowupSelectionForm(forms.Form):
     )
     max_items = forms.IntegerField(label=_("最多项数（可选）"), min_value=1, required=False)
     seed = forms.IntegerField(label=_("随机种子（划分两折）"), initial=0)
+    # The scorer's inputs; a metric run naming this selection takes them (followup_selection).
+    layout = forms.ChoiceField(
+        label=_("序列布局"),
+        choices=[(layout, layout) for layout in followup.LAYOUTS],
+        initial="fed",
+        help_text=_("fed：fed.py 的文本布局（DialoGPT）；eos：各句单独分词，以分隔符相连。"),
+    )
+    normalisation = forms.ChoiceField(
+        label=_("似然归一化"),
+        choices=[(norm, norm) for norm in followup.NORMALISATIONS],
+        initial="mean",
+        help_text=_("mean：每词元平均；sum：词元总和。"),
+    )
+    max_length = forms.IntegerField(
+        label=_("最大长度（词元，可选）"),
+        min_value=8,
+        required=False,
+        help_text=_("留空为模型的位置上限。"),
+    )

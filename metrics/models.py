@@ -202,6 +202,11 @@ class FollowupSelection(Job):
     criterion = models.CharField(max_length=10, default="spearman")
     max_items = models.PositiveSmallIntegerField(null=True, blank=True)
     seed = models.IntegerField(default=0)
+    # The scorer's inputs, as a metric run's settings followup_layout, followup_normalisation and
+    # followup_max_length (same defaults): a ``*-selected`` run takes them from its selection.
+    layout = models.CharField(max_length=3, default="fed")
+    normalisation = models.CharField(max_length=4, default="mean")
+    max_length = models.PositiveIntegerField(null=True, blank=True)  # None: the model's limit
     results = models.JSONField(default=dict, blank=True)
 
     class Meta(Job.Meta):

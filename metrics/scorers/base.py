@@ -62,6 +62,8 @@ class Settings:
     followup_normalisation: str = "mean"
     # "fed": fed.py's " <|endoftext|> " text layout for DialoGPT-style models; "eos": ids joined
     followup_layout: str = "fed"
+    # the FollowupSelection (id) whose items and scorer inputs a run takes (services/metric_runs)
+    followup_selection: int | None = None
     discriminator_model: str | None = None
     ruber_blend: str = "arithmetic"
     device: str | None = None
@@ -101,6 +103,8 @@ class Settings:
             object.__setattr__(self, "followup_items", tuple(items))
         if self.followup_max_length is not None and self.followup_max_length < 8:
             raise ValueError("setting followup_max_length must be at least 8 tokens")
+        if self.followup_selection is not None and self.followup_selection < 1:
+            raise ValueError("setting followup_selection must be an item selection's id")
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> Settings:

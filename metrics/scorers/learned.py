@@ -103,9 +103,12 @@ def followup_label(batch: Batch) -> str:
     # The unit is not part of it: a run stores one signature per metric, and the score's level
     # (turn: 8 turn-level items; dialogue: all 18) says which items were appended. ``system:``
     # names the system value's definition: the mean of the dialogue scores (seed 004 §4.4).
+    # norm, layout and max_len are the scorer's inputs, which a run takes from its item selection.
+    max_length = s.followup_max_length or "model"
     return (
         f"model:{model_label(s.followup_model)}|items:{items}|edited:{override}"
-        f"|norm:{s.followup_normalisation}|layout:{s.followup_layout}|system:dialogue-mean"
+        f"|norm:{s.followup_normalisation}|layout:{s.followup_layout}|max_len:{max_length}"
+        "|system:dialogue-mean"
     )
 
 

@@ -151,6 +151,9 @@ def _reference_free_specs() -> list[MetricSpec]:
         "followup_items",
         "followup_override",
         "followup_max_length",
+        "followup_normalisation",
+        "followup_layout",
+        "followup_selection",
         *_DEVICE,
     )
     specs += [

@@ -11,7 +11,14 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Q, QuerySet
 
 from chat.models import Dialogue, Turn
-from metrics.models import JobStatus, Level, MetricRun, MetricRunChunk, MetricScore
+from metrics.models import (
+    FollowupSelection,
+    JobStatus,
+    Level,
+    MetricRun,
+    MetricRunChunk,
+    MetricScore,
+)
 from metrics.scorers.registry import METRICS
 
 # Campaign targets score accepted dialogues; "include submitted" adds those awaiting review.
@@ -33,6 +40,20 @@ class Unit:
 def metric_run_list(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[MetricRun]:
     """Every run (researchers see all of them), newest first."""
     return MetricRun.objects.select_related("campaign", "static_run", "created_by")
+
+
+def done_selections() -> list[tuple[int, str]]:
+    """Finished follow-up item selections as (id, label) choices for a run's
+    ``followup_selection``, newest first; the label names the variant and scorer inputs."""
+    rows = FollowupSelection.objects.filter(status=JobStatus.DONE).order_by("-pk")
+    return [
+        (
+            selection.pk,
+            f"{selection.name} · {selection.results.get('variant', '')} · "
+            f"layout:{selection.layout} · norm:{selection.normalisation}",
+        )
+        for selection in rows
+    ]
 
 
 def target_dialogues(*, run: MetricRun) -> QuerySet[Dialogue]:

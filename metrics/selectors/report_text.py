@@ -96,6 +96,16 @@ _CATALOGUE: tuple[tuple[str, Any], ...] = (
             "计算。"
         ),
     ),
+    # Correlation cells' warnings (metrics/analysis/study.py: few_systems_warning)
+    (
+        r"only (?P<n>\d+) systems: Pearson's p rests on normally distributed scores",
+        gettext_lazy("只有 %(n)s 个系统：Pearson 的 p 依赖分数服从正态分布"),
+    ),
+    (
+        r"only (?P<n>\d+) systems: p cannot go below (?P<p>[\d.e+-]+) \(exact\), so not below "
+        r"0\.05",
+        gettext_lazy("只有 %(n)s 个系统：p 不可能低于 %(p)s（精确），因此不可能低于 0.05"),
+    ),
     # Study notes
     (
         r"Pearson's r, Spearman's rho and Kendall's tau-b with two-sided p-values as in "

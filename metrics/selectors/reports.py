@@ -42,6 +42,7 @@ from metrics.analysis.scores import ScoreRow
 from metrics.analysis.tables import correlation_table
 from metrics.models import JobStatus, MetricRun, MetricScore, Report
 from metrics.reporting.bundle import EXTENSIONS, REPORT_FORMATS, ReportFormat
+from metrics.selectors.report_text import report_text
 
 Grouping = Literal["skill", "dataset", "none"]
 GROUPINGS: tuple[Grouping, ...] = ("skill", "dataset", "none")
@@ -379,7 +380,7 @@ def _page_cell(cell: CorrelationCell | None, bold: bool) -> PageCell:
     if cell.undefined:
         details.append(cell.undefined)
     if cell.warning:
-        details.append(cell.warning)
+        details.append(report_text(cell.warning))
     return PageCell(
         value=cell.value,
         bold=bold,

@@ -6,6 +6,11 @@ with a local causal LM; the item subset whose mean correlates best is chosen wit
 cross-validation (held-out Spearman and Pearson reported, the mean of the two folds as in seed 004
 §4.1), and once more on all rated dialogues: those items are what a ``*-selected`` metric run uses
 (setting ``followup_items``).
+
+The scorer's inputs (layout, normalisation, max length, model, language) are the selection's own
+fields with a metric run's defaults; a run naming the selection (setting ``followup_selection``)
+takes them from :func:`selection_run_settings`, so items are never applied to another input than
+the one they were chosen on.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from metrics.scorers.models import resolve_model
 from metrics.selectors.metric_runs import dialogue_texts
 
 MIN_DIALOGUES = 6  # two folds of at least 3 dialogues each
+MIN_MAX_LENGTH = 8  # as the run setting followup_max_length
 _CHUNK = 16  # dialogues scored between progress updates
 
 
@@ -77,6 +83,9 @@ def selection_create(
     criterion: str = "spearman",
     max_items: int | None = None,
     seed: int = 0,
+    layout: str = "fed",
+    normalisation: str = "mean",
+    max_length: int | None = None,
     created_by: AbstractBaseUser | None = None,
     enqueue: bool = True,
 ) -> FollowupSelection:
@@ -98,6 +107,21 @@ def selection_create(
         raise SelectionError("criterion must be spearman or pearson", field="criterion")
     if max_items is not None and max_items < 1:
         raise SelectionError("max_items must be at least 1", field="max_items")
+    if layout not in followup.LAYOUTS:
+        raise SelectionError(
+            f"layout must be one of {', '.join(followup.LAYOUTS)}, not {layout!r}", field="layout"
+        )
+    if normalisation not in followup.NORMALISATIONS:
+        raise SelectionError(
+            f"normalisation must be one of {', '.join(followup.NORMALISATIONS)}, "
+            f"not {normalisation!r}",
+            field="normalisation",
+        )
+    if max_length is not None and max_length < MIN_MAX_LENGTH:
+        raise SelectionError(
+            f"max_length must be at least {MIN_MAX_LENGTH} tokens (empty: the model's limit)",
+            field="max_length",
+        )
     try:
         resolve_model(model_path, "model_path", "causal LM")
     except MetricUnavailable as exc:
@@ -120,6 +144,9 @@ def selection_create(
             criterion=criterion,
             max_items=max_items,
             seed=seed,
+            layout=layout,
+            normalisation=normalisation,
+            max_length=max_length,
             progress_total=rated,
             created_by=created_by,
         )
@@ -193,7 +220,11 @@ def _execute(selection: FollowupSelection, owner: str, beat: Heartbeat) -> None:
     try:
         human = _human(selection.job, selection.dimension)
         dialogue_ids = sorted(human)
-        scorer = followup.FollowupScorer.load(selection.model_path)
+        scorer = followup.FollowupScorer.load(
+            selection.model_path,
+            max_length=selection.max_length,
+            layout=selection.layout,  # type: ignore[arg-type]  # checked by selection_create
+        )
         dialogues = _dialogue_texts(dialogue_ids)
         chunks = []
         for start in range(0, len(dialogues), _CHUNK):
@@ -204,6 +235,7 @@ def _execute(selection: FollowupSelection, owner: str, beat: Heartbeat) -> None:
                     selection.language,
                     conditional=selection.conditional,
                     level="all",
+                    normalisation=selection.normalisation,  # type: ignore[arg-type]  # checked by selection_create
                 )
             )
             job_progress(
@@ -262,3 +294,18 @@ def _execute(selection: FollowupSelection, owner: str, beat: Heartbeat) -> None:
             ],
         },
     )
+
+
+def selection_run_settings(selection: FollowupSelection) -> dict[str, Any]:
+    """The metric-run settings under which ``selection`` chose its items: the one definition a
+    run naming it (setting ``followup_selection``) takes its follow-up settings from. ``None``
+    values are the run defaults (the model's position limit, the shipped follow-ups)."""
+    return {
+        "lang": selection.language,
+        "followup_model": selection.model_path,
+        "followup_items": list(selection.results.get("items", ())),
+        "followup_layout": selection.layout,
+        "followup_normalisation": selection.normalisation,
+        "followup_max_length": selection.max_length,
+        "followup_override": None,
+    }

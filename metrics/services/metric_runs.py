@@ -34,7 +34,7 @@ from core.jobs import (
     job_cancel,
     job_send_on_commit,
 )
-from metrics.models import JobStatus, MetricRun, MetricRunChunk
+from metrics.models import FollowupSelection, JobStatus, MetricRun, MetricRunChunk
 from metrics.scorers import followup
 from metrics.scorers.base import Settings
 from metrics.scorers.models import default_models
@@ -42,6 +42,7 @@ from metrics.scorers.offline import InputError, read_items
 from metrics.scorers.registry import METRICS, PRESETS
 from metrics.selectors import metric_runs as selectors
 from metrics.selectors.preflight import local_models_dir
+from metrics.services.followup_selection import selection_run_settings
 from metrics.services.metric_run_scoring import WRITE_BATCH_SIZE, chunk_queue, metric_run_finish
 
 RUN_NAME_MAX_LENGTH = 160  # MetricRun.name
@@ -138,6 +139,8 @@ def check_settings(values: Mapping[str, Any] | None) -> dict[str, Any]:
                 f"setting {key}={value!r} has the wrong type (expected {hints[key]})",
                 field="settings",
             )
+    if values.get("followup_selection") is not None:
+        _take_selection_settings(values)
     try:
         settings = Settings.from_dict(values)
     except (ValueError, TypeError) as exc:
@@ -148,13 +151,59 @@ def check_settings(values: Mapping[str, Any] | None) -> dict[str, Any]:
     return values
 
 
+def _selection(selection_id: int) -> FollowupSelection:
+    selection = FollowupSelection.objects.filter(pk=selection_id).first()
+    if selection is None:
+        raise MetricRunError(
+            f"followup_selection: there is no item selection {selection_id}", field="settings"
+        )
+    if selection.status != JobStatus.DONE:
+        raise MetricRunError(
+            f"followup_selection: item selection {selection_id} ({selection.name!r}) has not "
+            f"chosen its items yet (status: {selection.status})",
+            field="settings",
+        )
+    return selection
+
+
+def _take_selection_settings(values: dict[str, Any]) -> None:
+    """Complete ``values`` with the follow-up settings of the run's item selection (setting
+    ``followup_selection``, :func:`selection_run_settings`, the one definition); a setting given
+    with another value is refused, naming both: items chosen on one scorer input (layout,
+    normalisation, max length, model, language, follow-ups) do not carry over to another."""
+    selection = _selection(values["followup_selection"])
+    for key, chosen in selection_run_settings(selection).items():
+        given = values.get(key)
+        if given is None or given == "":  # not given: the selection's
+            if chosen is not None:
+                values[key] = chosen
+        elif (list(given) if key == "followup_items" else given) != chosen:
+            raise MetricRunError(
+                f"setting {key}={given!r} differs from item selection {selection.pk} "
+                f"({selection.name!r}), which chose its items with {key}={chosen!r}; leave the "
+                "setting out to use the selection's, or run a selection with this value",
+                field="settings",
+            )
+
+
 def check_selected_items(names: Sequence[str], values: Mapping[str, Any]) -> None:
     """Refuse, when the run is configured, what would fail while it runs: a ``*-selected``
-    metric without chosen items, or with items the language's follow-up set does not have."""
+    metric without chosen items, or with items the language's follow-up set does not have, or
+    with the items of a selection that used the other likelihood (conditional or joint)."""
     selected = [n for n in names if n in followup.VARIANTS and followup.VARIANTS[n].requires_items]
     if not selected:
         return
     settings = Settings.from_dict(values)
+    if settings.followup_selection is not None:
+        selection = _selection(settings.followup_selection)
+        other = [n for n in selected if followup.VARIANTS[n].conditional != selection.conditional]
+        if other:
+            chosen_for = "fed-cond-selected" if selection.conditional else "fed-selected"
+            raise MetricRunError(
+                f"{', '.join(other)}: item selection {selection.pk} ({selection.name!r}) chose "
+                f"its items for {chosen_for}, with the other likelihood (conditional or joint)",
+                field="settings",
+            )
     if not settings.followup_items:
         raise MetricRunError(
             f"{', '.join(selected)} need the chosen follow-up items (setting followup_items, "

@@ -42,7 +42,9 @@ from metrics.analysis.results import CorrelationStudy
 from metrics.models import JobStatus, MetricRun, MetricScore, Report
 from metrics.reporting import report_bytes, zip_bytes
 from metrics.reporting.figure_text import FigureText
+from metrics.scorers.base import Settings
 from metrics.selectors.report_text import figure_text
+from metrics.services.metric_run_scoring import dialogue_only_metrics
 
 if TYPE_CHECKING:
     from metrics.reporting.figures import RenderedFigures
@@ -216,9 +218,37 @@ def _check_metrics(runs: list[MetricRun], config: dict[str, Any], errors: dict[s
             f"unknown metric {bad[0]!r} (the selected runs have: {', '.join(available)})"
         )
     else:
-        config["metrics"] = chosen or available
-    if "metrics" not in errors and "metric_runs" not in errors and config["level"] in LEVELS:
+        turnless = _turnless_selected(runs, available) if config["level"] == "turn" else {}
+        config["metrics"] = chosen or [m for m in available if m not in turnless]
+        if refused := [m for m in config["metrics"] if m in turnless]:
+            run, items = turnless[refused[0]]
+            errors["level"] = (
+                f"{refused[0]} has no turn-level scores: run {run.pk} ('{run.name}') took "
+                f"dialogue-level follow-up items ({', '.join(items)}), which FED's turn-level "
+                "items do not hold; choose the dialogue or system level, or leave the metric out"
+            )
+    if not {"metrics", "metric_runs", "level"} & set(errors) and config["level"] in LEVELS:
         _check_levels(runs, config, errors)
+
+
+def _turnless_selected(
+    runs: list[MetricRun], names: list[str]
+) -> dict[str, tuple[MetricRun, tuple[str, ...]]]:
+    """The ``*-selected`` metrics that some run scored per dialogue only (their items include
+    dialogue-level ones, :func:`dialogue_only_metrics`), with the first such run and its items:
+    a turn-level report is refused for them when it is configured, not after it is computed."""
+    found: dict[str, tuple[MetricRun, tuple[str, ...]]] = {}
+    for run in runs:
+        if run.source != MetricRun.Source.COMPUTED:
+            continue  # imported scores: their settings are the file's, not the scorers'
+        settings = Settings.from_dict(run.metric_settings)
+        try:
+            dialogue_only = dialogue_only_metrics(names, settings)
+        except ValueError:
+            continue  # its follow-up override is gone: the study says what has no turn scores
+        for name in sorted(dialogue_only):
+            found.setdefault(name, (run, settings.followup_items or ()))
+    return found
 
 
 def _check_dimensions(

@@ -37,6 +37,9 @@ def selection_create(request: HttpRequest) -> HttpResponse:
                 criterion=data["criterion"],
                 max_items=data["max_items"],
                 seed=data["seed"],
+                layout=data["layout"],
+                normalisation=data["normalisation"],
+                max_length=data["max_length"],
                 created_by=request.user,
             )
         except services.SelectionError as exc:

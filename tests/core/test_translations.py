@@ -363,6 +363,52 @@ def test_the_report_page_and_its_figures_read_in_the_readers_language(
     assert FIGURE_TITLES[other] not in drawn
 
 
+CELL_WARNINGS = {
+    "zh-hans": (
+        "只有 4 个系统：p 不可能低于 0.0833（精确），因此不可能低于 0.05",
+        "只有 4 个系统：Pearson 的 p 依赖分数服从正态分布",
+    ),
+    "en": (
+        "only 4 systems: p cannot go below 0.0833 (exact), so not below 0.05",
+        "only 4 systems: Pearson&#x27;s p rests on normally distributed scores",
+    ),
+    "ja": (
+        "システムが 4 個だけ：p は 0.0833（正確）より小さくなれず、0.05 を下回りません",
+        "システムが 4 個だけ：Pearson の p はスコアが正規分布に従うことを前提とします",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", ["zh-hans", "en", "ja"])
+def test_a_correlation_cells_few_systems_warning_reads_in_the_readers_language(
+    db, researcher_client, language
+):
+    """The analysis writes each cell's warning in English (metrics/analysis/study.py); the report
+    page shows it, in the cell's title, through the report catalogue."""
+    from metrics.services.reports import report_compute, report_create
+    from tests.metrics.reports.factories import QUALITY, dialogue_score, finished_run, msde_study
+
+    study = msde_study(dialogues_per_system=1)
+    run = finished_run(study.static, "four-systems", metrics=["f1"])
+    four = [d for d in study.answers if QUALITY[d.backend.name] <= 4]
+    for dialogue in four:
+        dialogue_score(run, dialogue, "f1", QUALITY[dialogue.backend.name] / 10)
+    report = report_create(
+        name="four",
+        config={"metric_runs": [run.pk], "rating_jobs": [study.job.pk], "bootstrap": 0},
+    )
+    report_compute(report_id=report.pk)
+    researcher_client.cookies[settings.LANGUAGE_COOKIE_NAME] = language
+    html = researcher_client.get(
+        reverse("metrics:report-detail", args=[report.pk])
+    ).content.decode()
+    titles = "\n".join(re.findall(r'<td class="num[^"]*" title="([^"]*)"', html))
+    for sentence in CELL_WARNINGS[language]:
+        assert sentence in titles, titles
+    if language != "en":
+        assert "only 4 systems" not in titles, titles
+
+
 def test_the_api_answers_an_english_client_in_english(researcher):
     """A token client has no language cookie: its Accept-Language decides the errors' language."""
     from rest_framework.test import APIClient

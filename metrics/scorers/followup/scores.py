@@ -121,16 +121,25 @@ def followup_item_scores(
     use_cache: bool = True,
     device: str | None = None,
     max_length: int | None = None,
+    normalisation: Normalisation = "mean",
 ) -> ItemScores:
     """Per-item FED (``conditional=False``) or FED-Cond scores of each dialogue: the input of
-    :func:`select_items`. ``model_dir`` may be an already loaded :class:`FollowupScorer`."""
+    :func:`select_items`. ``model_dir`` may be an already loaded :class:`FollowupScorer` (its
+    layout and ``max_length`` then hold); :func:`followup_scores` of a ``*-selected`` variant
+    under the same inputs is the mean of the chosen items' columns."""
     scorer = _scorer(model_dir, device, max_length)
     chosen = load_followups(language, override).select(level, items)
     variant = Variant(conditional=conditional, followups="items", polarity=polarity)
     likelihoods = scorer.likelihoods(
         dialogues, _followups_for(variant, chosen, ()), use_cache=use_cache
     )
-    return item_scores(likelihoods, chosen, conditional=conditional, polarity=polarity)
+    return item_scores(
+        likelihoods,
+        chosen,
+        conditional=conditional,
+        polarity=polarity,
+        normalisation=normalisation,
+    )
 
 
 def followup_scores(
