@@ -179,9 +179,8 @@ def test_bad_scorer_inputs_name_the_field(lm_dir):
 
 
 @pytest.mark.django_db
-def test_the_form_takes_the_scorer_inputs(researcher_client, lm_dir, monkeypatch):
+def test_the_form_takes_the_scorer_inputs(researcher_client, lm_dir, sent_jobs):
     job = rated_job()
-    monkeypatch.setattr(services, "enqueue_selection", lambda selection: None)
     form = {
         "name": "布局",
         "job": job.pk,
@@ -205,11 +204,9 @@ def test_the_form_takes_the_scorer_inputs(researcher_client, lm_dir, monkeypatch
 
 @pytest.mark.django_db
 def test_the_api_starts_a_selection_with_its_scorer_inputs(
-    researcher, lm_dir, monkeypatch, django_capture_on_commit_callbacks
+    researcher, lm_dir, sent_jobs, django_capture_on_commit_callbacks
 ):
     job = rated_job()
-    sent = []
-    monkeypatch.setattr(services, "enqueue_selection", sent.append)
     api = APIClient()
     api.force_authenticate(researcher)
     body = {
@@ -231,7 +228,9 @@ def test_the_api_starts_a_selection_with_its_scorer_inputs(
     assert created.status_code == 201, created.json()
     data = api.get(f"/api/followup-selections/{created.json()['id']}/").json()
     assert (data["layout"], data["normalisation"], data["max_length"]) == ("eos", "sum", 80)
-    assert data["status"] == "pending" and [s.pk for s in sent] == [data["id"]]
+    assert data["status"] == "pending" and [(s.kind, s.pk) for s in sent_jobs] == [
+        ("followup_selection", data["id"])
+    ]
     assert [row["id"] for row in api.get("/api/followup-selections/").json()] == [data["id"]]
 
 

@@ -16,7 +16,7 @@ REPLIES = ["你好", "今天天气不错。", "不错", "你好，今天天气�
 
 @pytest.mark.django_db
 def test_fed_cond_and_a_trained_discriminator_join_a_dialogue_level_report(
-    researcher, tmp_path, monkeypatch
+    researcher, tmp_path, monkeypatch, sent_jobs
 ):
     study = msde_study(dialogues_per_system=2)
     for position, dialogue in enumerate(study.rated):
@@ -52,7 +52,6 @@ def test_fed_cond_and_a_trained_discriminator_join_a_dialogue_level_report(
         assert per_dialogue.filter(metric=metric).count() == len(study.rated)
     assert "model:discriminators/" in run.signatures["discriminator"]
 
-    monkeypatch.setattr(reports, "_enqueue", lambda report: None)
     report = reports.report_create(
         name="FED-Cond 与判别器",
         config={
