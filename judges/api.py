@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from annotation.models import Rubric
 from chat.models import Backend, Campaign, Dialogue, StaticRun
+from core.access import request_user
 from core.api import refused
 from judges import selectors, services
 from judges.models import Judge, JudgeAnswer, JudgeRun
@@ -77,7 +78,7 @@ class JudgeListApi(generics.ListAPIView):
     def post(self, request: Request) -> Response:
         serializer = JudgeInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        judge = services.judge_create(**serializer.validated_data, created_by=request.user)
+        judge = services.judge_create(**serializer.validated_data, created_by=request_user(request))
         return Response(JudgeOutput(judge).data, status=status.HTTP_201_CREATED)
 
 
@@ -102,7 +103,7 @@ class JudgeVersionApi(APIView):
         serializer = self.JudgeVersionInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         new = services.judge_new_version(
-            judge=judge, created_by=request.user, **serializer.validated_data
+            judge=judge, created_by=request_user(request), **serializer.validated_data
         )
         return Response(JudgeOutput(new).data, status=status.HTTP_201_CREATED)
 
@@ -220,7 +221,7 @@ class JudgeRunApi(APIView):
             campaign=data.get("campaign"),
             static_run=data.get("static_run"),
             include_submitted=data["include_submitted"],
-            created_by=request.user,
+            created_by=request_user(request),
         )
         return Response(
             JudgeRunOutput(JudgeRun.objects.get(pk=run.pk)).data, status=status.HTTP_201_CREATED

@@ -27,6 +27,7 @@ from annotation.selectors.human_scores import (
 )
 from annotation.services.rating_import import ratings_import
 from annotation.views.results import export_response
+from core.access import request_user
 from core.api import refused
 from core.errors import RequestParameterError
 
@@ -181,7 +182,7 @@ class RatingImportApi(APIView):
             fileobj=data.validated_data["file"],
             campaign_name=data.validated_data["campaign"],
             rubric_ref=data.validated_data["rubric"],
-            created_by=request.user,
+            created_by=request_user(request),
         )
         return Response(
             {

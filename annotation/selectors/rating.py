@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
-from django.contrib.auth.models import AbstractBaseUser, User
+from django.contrib.auth.models import User
 from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Assignment, GoldItem, JobRater, Rating, RatingJob, Rubric
@@ -239,7 +239,7 @@ def job_progress(job: RatingJob) -> dict[str, Any]:
     }
 
 
-def rater_assignments(*, rater: AbstractBaseUser) -> QuerySet[Assignment]:
+def rater_assignments(*, rater: User) -> QuerySet[Assignment]:
     """A rater's active assignments in open (not live) jobs, job by job in their order."""
     return (
         Assignment.objects.filter(
@@ -253,7 +253,7 @@ def rater_assignments(*, rater: AbstractBaseUser) -> QuerySet[Assignment]:
     )
 
 
-def rater_jobs(*, rater: AbstractBaseUser) -> list[dict[str, Any]]:
+def rater_jobs(*, rater: User) -> list[dict[str, Any]]:
     """The open jobs a rater has work in, with their progress."""
     rows = (
         Assignment.objects.filter(

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -413,16 +413,14 @@ def job_refresh(*, job: RatingJob, now: datetime | None = None) -> int:
     return expired
 
 
-def assignments_revoke_open(job: RatingJob, rater: AbstractBaseUser) -> int:
+def assignments_revoke_open(job: RatingJob, rater: User) -> int:
     return Assignment.objects.filter(job=job, rater=rater, status__in=OPEN_STATUSES).update(
         status=Assignment.Status.REVOKED
     )
 
 
 @transaction.atomic
-def rater_block(
-    *, job: RatingJob, rater: AbstractBaseUser, reason: str, by: AbstractBaseUser | None
-) -> int:
+def rater_block(*, job: RatingJob, rater: User, reason: str, by: User | None) -> int:
     """Block a rater in a job; their open items go back to the pool. Returns how many."""
     if not reason.strip():
         raise RatingJobError(_("reason：请写明屏蔽这位评分专家的理由"), field="reason")
@@ -439,7 +437,7 @@ def rater_block(
 
 
 @transaction.atomic
-def rater_unblock(*, job: RatingJob, rater: AbstractBaseUser, by: AbstractBaseUser | None) -> None:
+def rater_unblock(*, job: RatingJob, rater: User, by: User | None) -> None:
     updated = JobRater.objects.filter(job=job, rater=rater).update(
         state=JobRater.State.ACTIVE, reason="", changed_by=by, updated_at=timezone.now()
     )
@@ -448,7 +446,7 @@ def rater_unblock(*, job: RatingJob, rater: AbstractBaseUser, by: AbstractBaseUs
     assignments_generate(job=job)
 
 
-def _not_a_rater(rater: AbstractBaseUser) -> RatingJobError:
+def _not_a_rater(rater: User) -> RatingJobError:
     return RatingJobError(
         _("rater：%(name)s 不是本任务的评分专家") % {"name": rater.get_username()}, field="rater"
     )
@@ -457,7 +455,7 @@ def _not_a_rater(rater: AbstractBaseUser) -> RatingJobError:
 # --- handing out the next item ----------------------------------------------------------------
 
 
-def assignment_next(*, job: RatingJob, rater: AbstractBaseUser) -> Assignment | None:
+def assignment_next(*, job: RatingJob, rater: User) -> Assignment | None:
     """The rater's next open item: onboarding first; real work only once onboarding passed."""
     job_refresh(job=job)
     state, _rate = onboarding_result(job=job, rater=rater)

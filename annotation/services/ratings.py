@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
@@ -45,7 +45,7 @@ def answer_error_text(exc: AnswerError) -> str:
     return _("评分量表不接受这个答案：%(error)s") % {"error": exc}
 
 
-def check_assignment_access(*, assignment: Assignment, user: AbstractBaseUser) -> None:
+def check_assignment_access(*, assignment: Assignment, user: User) -> None:
     """Only the assignment's rater opens it; an expert never rates a dialogue they collected."""
     if assignment.rater_id != user.pk:
         raise PermissionDenied(_("这一条分配给了另一位评分专家。"))
@@ -83,7 +83,7 @@ def _scope_gates(questions: Iterable[Question], question: Question) -> list[Ques
 def rating_save(
     *,
     assignment: Assignment,
-    user: AbstractBaseUser,
+    user: User,
     question: str,
     value: Any,
     turn_id: int | None = None,
@@ -228,7 +228,7 @@ def unanswered_count_as_zero(assignment: Assignment) -> bool:
 def assignment_submit(
     *,
     assignment: Assignment,
-    user: AbstractBaseUser,
+    user: User,
     now: datetime | None = None,
     confirm_unanswered: bool = False,
 ) -> Assignment:

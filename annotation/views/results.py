@@ -36,7 +36,7 @@ from annotation.selectors.human_scores import (
 from annotation.selectors.rating import localized
 from annotation.services.rating_import import RatingImportError, ratings_import
 from chat.models import Campaign
-from core.access import Role, role_required
+from core.access import AuthenticatedHttpRequest, Role, role_required
 from core.http import download, redirect_after_form
 
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
@@ -69,7 +69,7 @@ class Chart:
 
 @role_required(Role.RESEARCHER)
 @require_GET
-def job_results(request: HttpRequest, pk: int) -> HttpResponse:
+def job_results(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """The results partial the job page loads with htmx; opened directly, a page of its own."""
     job = get_object_or_404(RatingJob.objects.select_related("campaign", "rubric"), pk=pk)
     scores = job_scores(job=job)
@@ -146,7 +146,7 @@ class RatingImportForm(forms.Form):
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def ratings_import_page(request: HttpRequest) -> HttpResponse:
+def ratings_import_page(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = RatingImportForm(request.POST or None, request.FILES or None)
     import_error: RatingImportError | None = None
     if request.method == "POST" and form.is_valid():

@@ -18,6 +18,7 @@ from chat.models import Backend
 from chat.selectors import backends as selectors
 from chat.services import backends as services
 from chat.services.generation import backend_connection_check
+from core.access import request_user
 from core.api import TEXT_MAX_LENGTH, BoundedJSONField, refused
 
 
@@ -113,7 +114,9 @@ class BackendListCreateApi(generics.ListAPIView):
     def post(self, request: Request) -> Response:
         serializer = BackendCreateInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        backend = services.backend_create(**serializer.validated_data, created_by=request.user)
+        backend = services.backend_create(
+            **serializer.validated_data, created_by=request_user(request)
+        )
         return Response(BackendOutput(backend).data, status=status.HTTP_201_CREATED)
 
 

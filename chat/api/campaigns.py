@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 from chat.models import CAMPAIGN_LANGUAGE_CHOICES, Backend, Campaign, Dataset
 from chat.selectors import campaigns as selectors
 from chat.services import campaigns as services
+from core.access import request_user
 
 
 class CampaignBackendOutput(serializers.Serializer):
@@ -159,7 +160,7 @@ class CampaignListApi(APIView):
         serializer = CampaignInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         campaign = services.campaign_create(
-            created_by=request.user, **_service_arguments(serializer.validated_data)
+            created_by=request_user(request), **_service_arguments(serializer.validated_data)
         )
         campaign = selectors.campaign_get(pk=campaign.pk)
         body = CampaignDetailOutput(campaign, context={"request": request}).data

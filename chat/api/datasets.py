@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 from chat.models import Dataset, Language, Sample
 from chat.selectors import datasets as selectors
 from chat.services import datasets as services
+from core.access import request_user
 from core.api import TEXT_MAX_LENGTH, refused
 from core.http import jsonl_download
 
@@ -95,7 +96,7 @@ class DatasetImportApi(APIView):
             language=data["language"],
             skill=data.get("skill") or None,
             description=data.get("description", ""),
-            created_by=request.user,
+            created_by=request_user(request),
         )
         return Response(DatasetOutput(dataset).data, status=status.HTTP_201_CREATED)
 

@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from chat.models import Backend, Campaign, Dataset, StaticRun
 from chat.selectors import static_runs as selectors
 from chat.services import static_runs as services
+from core.access import request_user
 
 
 class StaticRunProgressOutput(serializers.Serializer):
@@ -100,7 +101,7 @@ class StaticRunListCreateApi(generics.ListAPIView):
                 campaign_name=data.get("campaign_name", ""),
                 sample_size=data.get("sample_size"),
                 seed=data["seed"],
-                created_by=request.user,
+                created_by=request_user(request),
             )
             services.static_run_start(run=run)
         return Response(StaticRunOutput(run).data, status=status.HTTP_201_CREATED)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import transaction
@@ -519,7 +519,7 @@ def campaign_create(
     skills: list[str],
     backends: list[Backend],
     datasets: list[Dataset],
-    created_by: AbstractBaseUser | None,
+    created_by: User | None,
     aliases: Sequence[str] | None = None,
     **options: Any,
 ) -> Campaign:

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chat.models import Dataset
+from core.access import request_user
 from metrics.models import TrainedDiscriminator
 from metrics.scorers.discriminator import TABLE2_MODELS
 from metrics.selectors import discriminators as selectors
@@ -64,7 +65,7 @@ class DiscriminatorListApi(APIView):
             overrides=data["config"],
             vectors=data["vectors"],
             seed=data["seed"],
-            created_by=request.user,
+            created_by=request_user(request),
         )
         return Response(DiscriminatorOutput(version).data, status=status.HTTP_201_CREATED)
 

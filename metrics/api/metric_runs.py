@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chat.models import Campaign, StaticRun
+from core.access import request_user
 from core.api import BoundedJSONField, ServiceErrorOutput, refused
 from core.errors import ServiceError
 from metrics.models import Level, MetricRun, MetricScore
@@ -153,7 +154,7 @@ class MetricRunListApi(generics.ListAPIView):
             static_run=data.get("static_run"),
             upload=upload,
             include_submitted=data["include_submitted"],
-            created_by=request.user,
+            created_by=request_user(request),
         )
         return Response(MetricRunOutput(run).data, status=status.HTTP_201_CREATED)
 

@@ -16,6 +16,7 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from chat.models import Campaign
+from core.access import request_user
 from core.api import BoundedJSONField, refused
 from core.errors import ServiceError
 from core.http import file_download
@@ -117,7 +118,7 @@ class ReportListCreateApi(generics.ListAPIView):
         report = services.report_create(
             name=serializer.validated_data["name"],
             config=serializer.validated_data["config"],
-            created_by=request.user,
+            created_by=request_user(request),
         )
         body = ReportOutput(report, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED)
@@ -135,7 +136,7 @@ class ReportRerunApi(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         report = get_object_or_404(Report, pk=pk)
-        again = services.report_rerun(report=report, created_by=request.user)
+        again = services.report_rerun(report=report, created_by=request_user(request))
         body = ReportOutput(again, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED)
 
@@ -210,7 +211,7 @@ class MetricScoreImportApi(APIView):
                 name=data["name"],
                 campaign=data["campaign"],
                 level=data["level"],
-                created_by=request.user,
+                created_by=request_user(request),
             )
         except ScoreFileError as exc:  # the statistics kernel's error: same shape as a service's
             raise ScoreFileRefused(str(exc), row=exc.row, column=exc.column or None) from exc

@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 import numpy as np
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import RatingJob
@@ -77,7 +77,7 @@ def selection_create(
     criterion: str = "spearman",
     max_items: int | None = None,
     seed: int = 0,
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
     enqueue: bool = True,
 ) -> FollowupSelection:
     if not name.strip():

@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from chat.models import Skill
-from core.access import Role, role_required
+from core.access import AuthenticatedHttpRequest, Role, role_required
 from core.http import csv_download, jsonl_download
 from metrics.forms import MetricRunForm
 from metrics.models import JobStatus, Level, MetricRun
@@ -73,7 +73,7 @@ def run_preflight(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def run_create(request: HttpRequest) -> HttpResponse:
+def run_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     initial: dict[str, object] = {
         "campaign": request.GET.get("campaign"),
         "static_run": request.GET.get("static_run"),
@@ -132,7 +132,7 @@ def run_create(request: HttpRequest) -> HttpResponse:
 
 
 @role_required(Role.RESEARCHER)
-def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def run_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(
         MetricRun.objects.select_related("campaign", "static_run", "created_by"), pk=pk
     )
