@@ -4,6 +4,7 @@ browse answers. A judge run is a metric run: its status, cancel, resume and scor
 
 from __future__ import annotations
 
+from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
@@ -21,7 +22,7 @@ from metrics.models import MetricRun
 
 
 class JudgeOutput(serializers.ModelSerializer):
-    backend = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    backend: serializers.SlugRelatedField[Backend] = serializers.SlugRelatedField(slug_field="name", read_only=True)
     rubric = serializers.SerializerMethodField()
 
     class Meta:
@@ -71,7 +72,7 @@ class JudgeListApi(generics.ListAPIView):
     serializer_class = JudgeOutput
     filter_backends: list[type] = []
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]  # DRF's own signature
+    def get_queryset(self) -> QuerySet[Judge]:
         return selectors.judge_list()
 
     @extend_schema(request=JudgeInput, responses={201: JudgeOutput, 400: refused()})
@@ -180,7 +181,7 @@ class JudgeRunOutput(serializers.ModelSerializer):
     status = serializers.CharField(source="metric_run.status")
     progress_done = serializers.IntegerField(source="metric_run.progress_done")
     progress_total = serializers.IntegerField(source="metric_run.progress_total")
-    judge = serializers.StringRelatedField()
+    judge: serializers.StringRelatedField[Judge] = serializers.StringRelatedField()
     cost = serializers.FloatField()
     answers = serializers.SerializerMethodField()
 
@@ -264,7 +265,7 @@ class JudgeAnswerListApi(generics.ListAPIView):
     serializer_class = JudgeAnswerOutput
     filter_backends: list[type] = []
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]  # DRF's own signature
+    def get_queryset(self) -> QuerySet[JudgeAnswer]:
         run = get_object_or_404(MetricRun, pk=self.kwargs["pk"], judge_run__isnull=False)
         dialogue = self.request.query_params.get("dialogue")
         return selectors.run_answers(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypedDict
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -11,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from chat.models import Dialogue
+from chat.models import Campaign, Dialogue, StaticRun
 from core.access import AuthenticatedHttpRequest, Role, role_required
 from core.http import file_download
 from judges import report as judge_report
@@ -44,7 +45,7 @@ def _save_form(
             judge=judge, created_by=request.user, **form.service_fields()
         )
     except services.JudgeError as exc:
-        field = (exc.field or "").split(".")[0]
+        field: str | None = (exc.field or "").split(".")[0]
         if field == "prompt_templates":
             language = (exc.field or "").rsplit(".", 1)[-1]
             field = f"template_{language}" if language in ("zh", "en", "ja") else None
@@ -128,7 +129,13 @@ def judge_preview(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "judges/judge_detail.html#preview", context)
 
 
-def _target(form: RunForm) -> dict[str, object]:
+class _Target(TypedDict):
+    campaign: Campaign | None
+    static_run: StaticRun | None
+    include_submitted: bool
+
+
+def _target(form: RunForm) -> _Target:
     data = form.cleaned_data
     return {
         "campaign": data.get("campaign"),

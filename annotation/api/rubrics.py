@@ -35,7 +35,7 @@ class RubricSpecInput(serializers.Serializer):
 
 class RubricSpecErrorOutput(serializers.Serializer):
     detail = serializers.CharField()
-    errors = serializers.ListField(child=serializers.DictField(child=serializers.CharField()))
+    errors = serializers.ListField(child=serializers.DictField(child=serializers.CharField()))  # type: ignore[assignment]  # documents the 400 body's "errors" key (schema only, never bound to data)
 
 
 def _refused(exc: RubricSpecError) -> Response:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import cast
 
 from django import forms
 from django.contrib import messages
@@ -139,7 +140,7 @@ class RatingImportForm(forms.Form):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]  # Form's own signature
-        self.fields["rubric"].choices = [
+        cast(forms.ChoiceField, self.fields["rubric"]).choices = [
             (f"{r.key}:{r.version}", str(r)) for r in rating_selectors.rubric_choices()
         ]
 

@@ -60,7 +60,7 @@ def rubric_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def rubric_create(request: HttpRequest) -> HttpResponse:
+def rubric_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     """A new rubric key; `?from=<pk>` starts from a copy of another rubric (e.g. a preset)."""
     spec = EMPTY_SPEC
     source = request.GET.get("from")
@@ -71,7 +71,7 @@ def rubric_create(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def rubric_edit(request: HttpRequest, pk: int) -> HttpResponse:
+def rubric_edit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     rubric = get_object_or_404(Rubric, pk=pk)
     return _editor(request, rubric=rubric, initial=rubric.spec)
 

@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chat.models import CAMPAIGN_LANGUAGE_CHOICES, Backend, Campaign, Dataset
+from chat.models import CAMPAIGN_LANGUAGE_CHOICES, Backend, Campaign, Dataset, Skill
 from chat.selectors import campaigns as selectors
 from chat.services import campaigns as services
 from core.access import request_user
@@ -39,8 +39,8 @@ class OpeningOutput(serializers.Serializer):
 
 
 class CampaignOutput(serializers.ModelSerializer):
-    skills = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
-    datasets = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    skills: serializers.SlugRelatedField[Skill] = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
+    datasets: serializers.PrimaryKeyRelatedField[Dataset] = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
     backends = CampaignBackendOutput(source="campaign_backends", many=True, read_only=True)
     invite_url = serializers.SerializerMethodField()
 

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chat.models import Dataset, Language, Sample
+from chat.models import Dataset, Language, Sample, Skill
 from chat.selectors import datasets as selectors
 from chat.services import datasets as services
 from core.access import request_user
@@ -21,7 +21,7 @@ from core.http import jsonl_download
 
 
 class DatasetOutput(serializers.ModelSerializer):
-    skill = serializers.SlugRelatedField(slug_field="key", read_only=True)
+    skill: serializers.SlugRelatedField[Skill] = serializers.SlugRelatedField(slug_field="key", read_only=True)
 
     class Meta:
         model = Dataset
@@ -38,7 +38,7 @@ class DatasetOutput(serializers.ModelSerializer):
 
 
 class SampleOutput(serializers.ModelSerializer):
-    skill = serializers.SlugRelatedField(slug_field="key", read_only=True)
+    skill: serializers.SlugRelatedField[Skill] = serializers.SlugRelatedField(slug_field="key", read_only=True)
 
     class Meta:
         model = Sample

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chat.models import Campaign, StaticRun
+from chat.models import Backend, Campaign, StaticRun
 from core.access import request_user
 from core.api import BoundedJSONField, ServiceErrorOutput, refused
 from core.errors import ServiceError
@@ -23,7 +23,7 @@ from metrics.views.metric_runs import DOWNLOAD_FORMATS, score_download
 
 
 class MetricRunOutput(serializers.ModelSerializer):
-    campaign = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    campaign: serializers.SlugRelatedField[Campaign] = serializers.SlugRelatedField(slug_field="name", read_only=True)
     campaign_id = serializers.IntegerField(read_only=True, allow_null=True)
     metric_status = serializers.SerializerMethodField()
 
@@ -55,13 +55,13 @@ class MetricRunOutput(serializers.ModelSerializer):
     def get_metric_status(self, run: MetricRun) -> dict[str, str]:
         """Per metric: ``ok``, ``unavailable: <why>``, ``partly unavailable: …`` or ``pending``."""
         return {
-            row["name"]: str(row["status"] or "pending")
+            str(row["name"]): str(row["status"] or "pending")
             for row in selectors.run_metric_status(run=run)
         }
 
 
 class MetricScoreOutput(serializers.ModelSerializer):
-    backend = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    backend: serializers.SlugRelatedField[Backend] = serializers.SlugRelatedField(slug_field="name", read_only=True)
     skill = serializers.CharField(source="group")
 
     class Meta:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import mimetypes
 
+from django.contrib.auth.models import User
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -35,7 +36,7 @@ class ScoreFileRefused(ServiceError):
 
 
 class ReportOutput(serializers.ModelSerializer):
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(slug_field="username", read_only=True)
     downloads = serializers.SerializerMethodField()
     figures = serializers.SerializerMethodField()
 
@@ -174,7 +175,7 @@ class ReportFigureApi(APIView):
 
 
 class ImportedRunOutput(serializers.ModelSerializer):
-    campaign = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    campaign: serializers.SlugRelatedField[Campaign] = serializers.SlugRelatedField(slug_field="name", read_only=True)
     scores = serializers.IntegerField(source="progress_total")
 
     class Meta:

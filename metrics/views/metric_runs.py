@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from typing import TypedDict, cast
 
+from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -81,7 +83,8 @@ def run_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     if initial["static_run"]:  # "compute metrics" on a finished static run
         initial["target"] = MetricRun.Target.STATIC_RUN
     # A next step may preselect metrics or presets (`?metrics=msde16`); unknown names are dropped.
-    known = {value for value, _label in MetricRunForm.base_fields["metrics"].choices}
+    metrics_field = cast(forms.MultipleChoiceField, MetricRunForm.base_fields["metrics"])
+    known = {value for value, _label in metrics_field.choices}
     chosen = [name for name in request.GET.getlist("metrics") if name in known]
     if chosen:
         initial["metrics"] = chosen
@@ -175,7 +178,12 @@ def run_resume(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("metrics:metric-run-detail", pk=run.pk)
 
 
-def _filters(request: HttpRequest) -> dict[str, object]:
+class _Filters(TypedDict):
+    backend_id: int | None
+    group: str | None
+
+
+def _filters(request: HttpRequest) -> _Filters:
     backend = request.GET.get("backend") or ""
     return {
         "backend_id": int(backend) if backend.isdigit() else None,
