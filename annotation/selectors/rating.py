@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -206,7 +206,7 @@ def job_progress(job: RatingJob) -> dict[str, Any]:
         expired=Count("id", filter=Q(status=Assignment.Status.EXPIRED)),
         revoked=Count("id", filter=Q(status=Assignment.Status.REVOKED)),
     )
-    per_rater = {
+    per_rater: dict[int, Mapping[str, Any]] = {
         row["rater"]: row
         for row in Assignment.objects.filter(job=job)
         .values("rater")
@@ -406,7 +406,7 @@ def annotation_page(*, assignment: Assignment, language: str, yes: str, no: str)
     static = dialogue.campaign.answers_are_last_turns
     all_turns = list(dialogue.turns.order_by("index"))
     judged_id = all_turns[-1].pk if static and all_turns else None
-    turns = []
+    turns: list[dict[str, Any]] = []
     model_index = 0
     n_questions = 0
     for turn in all_turns:

@@ -161,7 +161,7 @@ def _save_ratings(rows: list[_Row], assignments: dict[tuple[int, str], Assignmen
     """Each row's answer: an answer the job already holds (same assignment, question and turn)
     is replaced, the others are added — a few statements for the whole file."""
     _, turn_pks = model_turn_indices({row.dialogue_id for row in rows})
-    existing = {
+    existing: dict[tuple[int, str, int | None], int] = {
         (assignment_id, question, turn_id): pk
         for pk, assignment_id, question, turn_id in Rating.objects.filter(
             assignment_id__in=[a.pk for a in assignments.values()]
@@ -182,7 +182,7 @@ def _save_ratings(rows: list[_Row], assignments: dict[tuple[int, str], Assignmen
                 question=row.question.key,
                 turn_id=turn_id,
                 value=None if is_text else row.value,
-                text=row.value if is_text else "",
+                text=row.value if isinstance(row.value, str) else "",
             )
         )
     # Replace = delete and insert again (nothing refers to a rating): Django's bulk_update

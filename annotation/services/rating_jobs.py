@@ -8,7 +8,7 @@ refused unless the researcher says so explicitly.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth.models import Group, User
@@ -156,7 +156,7 @@ def job_close(*, job: RatingJob) -> RatingJob:
 
 @transaction.atomic
 def gold_item_set(
-    *, job: RatingJob, dialogue: Dialogue, purpose: str, answers: list[Mapping[str, Any]]
+    *, job: RatingJob, dialogue: Dialogue, purpose: str, answers: Sequence[Mapping[str, Any]]
 ) -> GoldItem:
     """Store a dialogue's known answers as a gold or onboarding item of the job.
 

@@ -131,7 +131,7 @@ def rating_save(
                 )
     text = cleaned if isinstance(cleaned, str) else ""
     number = None if isinstance(cleaned, str) else cleaned
-    rating, _created = Rating.objects.update_or_create(
+    rating, _created = Rating.objects.update_or_create(  # type: ignore[misc]  # turn_id None: a dialogue-level rating
         assignment=assignment,
         question=question,
         turn_id=turn_id,
@@ -146,7 +146,7 @@ def rating_save(
         ]
         stale = Rating.objects.filter(assignment=assignment, question__in=gated)
         if current.level == "turn":
-            stale = stale.filter(turn_id=turn_id)
+            stale = stale.filter(turn_id=turn_id)  # type: ignore[misc]  # turn_id None: dialogue level
         stale.delete()
     if assignment.status == Assignment.Status.PENDING:
         assignment_start(assignment=assignment)

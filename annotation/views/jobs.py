@@ -194,6 +194,7 @@ def job_gold(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     if not form.is_valid():
         return _section(request, job, "gold", gold_form=form)
     answers, names = form.answers()
+    assert form.target is not None  # clean() refuses a form without a dialogue
     try:
         item = services.gold_item_set(
             job=job, dialogue=form.target, purpose=form.cleaned_data["purpose"], answers=answers

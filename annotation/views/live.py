@@ -39,7 +39,7 @@ def live_turn_rating(request: AuthenticatedHttpRequest, turn_id: int) -> HttpRes
     except AnswerError as exc:
         error, status = answer_error_text(exc), 422
     questions, index = services.live_questions(turn=turn)
-    given = {
+    given: dict[tuple[str, int | None], str] = {
         (key, turn.pk): _as_text(value)
         for key, value in services.live_answers(turn=turn, user=request.user).items()
     }

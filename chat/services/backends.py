@@ -109,7 +109,7 @@ def backend_update(
 ) -> Backend:
     """Change the given fields (others keep their value); all are validated together."""
     locked = Backend.objects.select_for_update().get(pk=backend.pk)
-    values = {
+    values: dict[str, Any] = {
         "name": locked.name if name is _UNSET else name.strip(),
         "adapter": locked.adapter if adapter is _UNSET else adapter,
         "config": locked.config if config is _UNSET else config,

@@ -186,7 +186,7 @@ def campaign_join(request: HttpRequest, token: str) -> HttpResponse:
     bound = _bound_participant(request, campaign)
     context = {"campaign": campaign, "source": source, "current_user": request.user}
     if request.method != "POST":
-        already = Participant.objects.filter(
+        already = Participant.objects.filter(  # type: ignore[misc]  # anonymous: user_id None, no row
             campaign=campaign, user_id=request.user.pk, external_id=worker_id.strip()
         ).exists()
         if worker_id and already:  # this browser is this worker already: straight to the chat

@@ -43,8 +43,8 @@ def dataset_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     dataset = get_object_or_404(Dataset.objects.select_related("skill"), pk=pk)
     page = Paginator(selectors.sample_list(dataset=dataset), 20).get_page(request.GET.get("page"))
     for sample in page.object_list:  # long texts are cut; "show all" opens one sample whole
-        sample.grounding_view = grounding_view(skill=sample.skill.key, grounding=sample.grounding)
-        sample.longest = max(map(len, [*sample.context, *sample.references]), default=0)
+        sample.grounding_view = grounding_view(skill=sample.skill.key, grounding=sample.grounding)  # type: ignore[attr-defined]  # for the template
+        sample.longest = max(map(len, [*sample.context, *sample.references]), default=0)  # type: ignore[attr-defined]  # for the template
     full = request.GET.get("full", "")
     template = "chat/dataset_detail.html#samples" if request.htmx else "chat/dataset_detail.html"
     context = {

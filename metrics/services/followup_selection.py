@@ -11,7 +11,7 @@ cross-validation (held-out Spearman and Pearson reported, the mean of the two fo
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Literal, cast
 
 import numpy as np
 from django.contrib.auth.models import User
@@ -213,12 +213,16 @@ def _execute(selection: FollowupSelection, owner: str, beat: Heartbeat) -> None:
         names = chunks[0].names
         values = np.concatenate([chunk.values for chunk in chunks])
         target = np.array([human[pk] for pk in dialogue_ids])
-        search = "exhaustive" if len(names) <= followup.MAX_EXHAUSTIVE_ITEMS else "greedy"
+        search: Literal["exhaustive", "greedy"] = (
+            "exhaustive" if len(names) <= followup.MAX_EXHAUSTIVE_ITEMS else "greedy"
+        )
+        # selection_create admits only these two (and the kernel checks again)
+        criterion = cast(followup.Criterion, selection.criterion)
         chosen = followup.select_items(
             values,
             target,
             names,
-            criterion=selection.criterion,
+            criterion=criterion,
             seed=selection.seed,
             search=search,
             max_items=selection.max_items,
@@ -227,7 +231,7 @@ def _execute(selection: FollowupSelection, owner: str, beat: Heartbeat) -> None:
             values,
             target,
             names,
-            criterion=selection.criterion,
+            criterion=criterion,
             search=search,
             max_items=selection.max_items,
         )
