@@ -22,7 +22,9 @@ from metrics.models import MetricRun
 
 
 class JudgeOutput(serializers.ModelSerializer):
-    backend: serializers.SlugRelatedField[Backend] = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    backend: serializers.SlugRelatedField[Backend] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
     rubric = serializers.SerializerMethodField()
 
     class Meta:

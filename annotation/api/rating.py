@@ -31,7 +31,9 @@ def _refused_answer(exc: AnswerError) -> ServiceError:
 
 
 class JobOutput(serializers.ModelSerializer):
-    campaign: serializers.SlugRelatedField[Campaign] = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    campaign: serializers.SlugRelatedField[Campaign] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
     rubric = serializers.SerializerMethodField()
     sample_pairing = serializers.SerializerMethodField()
 
@@ -256,7 +258,9 @@ class RaterBlockApi(APIView):
 
 
 class AssignmentOutput(serializers.ModelSerializer):
-    job: serializers.SlugRelatedField[RatingJob] = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    job: serializers.SlugRelatedField[RatingJob] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
 
     class Meta:
         model = Assignment

@@ -210,7 +210,9 @@ def job_flags(job: RatingJob) -> list[Flag]:
 
     real = [a for a in submitted if a.kind == Assignment.Kind.REAL]
     real_answers = _answers(real, {a.pk: a.dialogue_id for a in real})
-    order: dict[tuple[Hashable, Hashable], int] = {(a.rater_id, a.dialogue_id): a.order for a in real}
+    order: dict[tuple[Hashable, Hashable], int] = {
+        (a.rater_id, a.dialogue_id): a.order for a in real
+    }
     flags += pattern_flags(real_answers, min_items=settings.pattern_min_items, order=order)
 
     gold = [a for a in submitted if a.kind == Assignment.Kind.GOLD]

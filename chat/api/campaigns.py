@@ -39,8 +39,12 @@ class OpeningOutput(serializers.Serializer):
 
 
 class CampaignOutput(serializers.ModelSerializer):
-    skills: serializers.SlugRelatedField[Skill] = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
-    datasets: serializers.PrimaryKeyRelatedField[Dataset] = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    skills: serializers.SlugRelatedField[Skill] = serializers.SlugRelatedField(
+        slug_field="key", many=True, read_only=True
+    )
+    datasets: serializers.PrimaryKeyRelatedField[Dataset] = serializers.PrimaryKeyRelatedField(
+        many=True, read_only=True
+    )
     backends = CampaignBackendOutput(source="campaign_backends", many=True, read_only=True)
     invite_url = serializers.SerializerMethodField()
 

@@ -21,7 +21,9 @@ from core.http import jsonl_download
 
 
 class DatasetOutput(serializers.ModelSerializer):
-    skill: serializers.SlugRelatedField[Skill] = serializers.SlugRelatedField(slug_field="key", read_only=True)
+    skill: serializers.SlugRelatedField[Skill] = serializers.SlugRelatedField(
+        slug_field="key", read_only=True
+    )
 
     class Meta:
         model = Dataset
@@ -38,7 +40,9 @@ class DatasetOutput(serializers.ModelSerializer):
 
 
 class SampleOutput(serializers.ModelSerializer):
-    skill: serializers.SlugRelatedField[Skill] = serializers.SlugRelatedField(slug_field="key", read_only=True)
+    skill: serializers.SlugRelatedField[Skill] = serializers.SlugRelatedField(
+        slug_field="key", read_only=True
+    )
 
     class Meta:
         model = Sample

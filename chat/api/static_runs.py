@@ -25,10 +25,16 @@ class StaticRunProgressOutput(serializers.Serializer):
 
 
 class StaticRunOutput(serializers.ModelSerializer):
-    campaign: serializers.SlugRelatedField[Campaign] = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    campaign: serializers.SlugRelatedField[Campaign] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
     campaign_id = serializers.IntegerField(read_only=True)
-    dataset: serializers.SlugRelatedField[Dataset] = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    backends: serializers.SlugRelatedField[Backend] = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
+    dataset: serializers.SlugRelatedField[Dataset] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
+    backends: serializers.SlugRelatedField[Backend] = serializers.SlugRelatedField(
+        slug_field="name", many=True, read_only=True
+    )
     progress = serializers.SerializerMethodField()
 
     class Meta:

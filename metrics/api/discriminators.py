@@ -18,7 +18,9 @@ from metrics.services import discriminators as services
 
 
 class DiscriminatorOutput(serializers.ModelSerializer):
-    dataset: serializers.SlugRelatedField[Dataset] = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    dataset: serializers.SlugRelatedField[Dataset] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
 
     class Meta:
         model = TrainedDiscriminator

@@ -23,7 +23,9 @@ from metrics.views.metric_runs import DOWNLOAD_FORMATS, score_download
 
 
 class MetricRunOutput(serializers.ModelSerializer):
-    campaign: serializers.SlugRelatedField[Campaign] = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    campaign: serializers.SlugRelatedField[Campaign] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
     campaign_id = serializers.IntegerField(read_only=True, allow_null=True)
     metric_status = serializers.SerializerMethodField()
 
@@ -61,7 +63,9 @@ class MetricRunOutput(serializers.ModelSerializer):
 
 
 class MetricScoreOutput(serializers.ModelSerializer):
-    backend: serializers.SlugRelatedField[Backend] = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    backend: serializers.SlugRelatedField[Backend] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
     skill = serializers.CharField(source="group")
 
     class Meta:

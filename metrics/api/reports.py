@@ -36,7 +36,9 @@ class ScoreFileRefused(ServiceError):
 
 
 class ReportOutput(serializers.ModelSerializer):
-    created_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
     downloads = serializers.SerializerMethodField()
     figures = serializers.SerializerMethodField()
 
@@ -175,7 +177,9 @@ class ReportFigureApi(APIView):
 
 
 class ImportedRunOutput(serializers.ModelSerializer):
-    campaign: serializers.SlugRelatedField[Campaign] = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    campaign: serializers.SlugRelatedField[Campaign] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
     scores = serializers.IntegerField(source="progress_total")
 
     class Meta:
