@@ -9,13 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import StrEnum
 from functools import wraps
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponseBase, HttpResponseRedirect
 from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+
+from core.http import HtmxHttpRequest
 
 
 class Role(StrEnum):
@@ -27,6 +30,17 @@ class Role(StrEnum):
 
 ROLE_GROUPS: tuple[Role, ...] = (Role.CROWDWORKER, Role.EXPERT, Role.RESEARCHER)
 _ROLE_VALUES = frozenset(role.value for role in Role)
+
+
+class AuthenticatedHttpRequest(HtmxHttpRequest):
+    """What a view behind `role_required` receives: the role check has turned away anonymous
+    users, so `user` is a signed-in `User`."""
+
+    user: User
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R", bound=HttpResponseBase)
 
 
 def user_roles(user: AbstractBaseUser | AnonymousUser) -> set[Role]:
@@ -60,21 +74,37 @@ def primary_role(user: AbstractBaseUser | AnonymousUser) -> Role | None:
 
 def role_required(
     *roles: Role,
-) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+) -> Callable[
+    [Callable[Concatenate[AuthenticatedHttpRequest, _P], _R]],
+    Callable[Concatenate[HttpRequest, _P], _R | HttpResponseRedirect],
+]:
     """View decorator: anonymous users go to the login page, wrong roles get 403."""
 
-    def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    def decorator(
+        view: Callable[Concatenate[AuthenticatedHttpRequest, _P], _R],
+    ) -> Callable[Concatenate[HttpRequest, _P], _R | HttpResponseRedirect]:
         @wraps(view)
-        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def wrapped(
+            request: HttpRequest, *args: _P.args, **kwargs: _P.kwargs
+        ) -> _R | HttpResponseRedirect:
             if not request.user.is_authenticated:
                 return redirect_to_login(request.get_full_path())
             if not has_role(request.user, *roles):
                 raise PermissionDenied("This page is not available to your role.")
-            return view(request, *args, **kwargs)
+            # has_role admits only a signed-in `User`; HtmxMiddleware has set `htmx`.
+            return view(cast(AuthenticatedHttpRequest, request), *args, **kwargs)
 
         return wrapped
 
     return decorator
+
+
+def request_user(request: Request) -> User:
+    """The signed-in user of an API request that a role permission has let through."""
+    user = request.user
+    if not isinstance(user, User) or not user.is_authenticated:
+        raise PermissionDenied("This endpoint needs a signed-in user.")
+    return user
 
 
 class _HasRole(BasePermission):

@@ -6,8 +6,17 @@ from asgiref.sync import sync_to_async
 from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, resolve_url
 from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.middleware import HtmxDetails
 
 from core.cells import csv_lines
+
+
+class HtmxHttpRequest(HttpRequest):
+    """A request as `django_htmx.middleware.HtmxMiddleware` (in `MIDDLEWARE`) leaves it, with
+    `request.htmx`: the type django-htmx's documentation defines for annotating views."""
+
+    htmx: HtmxDetails
+
 
 # A batch read per trip to the database thread ends at this many lines or characters, whichever
 # comes first: large enough that the hop costs nothing next to the rows, small enough that the

@@ -24,7 +24,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Mapping, Sequence
 from itertools import combinations
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from annotation.agreement import krippendorff_alpha, randolph_kappa
 from annotation.rubric_spec import Question
 
 Item = Hashable
+_K = TypeVar("_K", bound=Hashable)
 
 
 def n_categories(question: Question) -> int:
@@ -140,7 +141,7 @@ def partial_correlation(x: Sequence[float], y: Sequence[float], z: Sequence[floa
 
 
 def length_bias(
-    judge: Mapping[Item, float], human: Mapping[Item, float], length: Mapping[Item, float]
+    judge: Mapping[_K, float], human: Mapping[_K, float], length: Mapping[_K, float]
 ) -> dict[str, Any]:
     items = sorted(set(judge) & set(human) & set(length), key=str)
     j = np.array([judge[i] for i in items], dtype=float)

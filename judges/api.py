@@ -4,6 +4,7 @@ browse answers. A judge run is a metric run: its status, cancel, resume and scor
 
 from __future__ import annotations
 
+from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
@@ -13,6 +14,7 @@ from rest_framework.views import APIView
 
 from annotation.models import Rubric
 from chat.models import Backend, Campaign, Dialogue, StaticRun
+from core.access import request_user
 from core.api import TEXT_MAX_LENGTH, BoundedJSONField, model_bounds, refused
 from judges import selectors, services
 from judges.models import Judge, JudgeAnswer, JudgeRun
@@ -20,7 +22,9 @@ from metrics.models import MetricRun
 
 
 class JudgeOutput(serializers.ModelSerializer):
-    backend = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    backend: serializers.SlugRelatedField[Backend] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
     rubric = serializers.SerializerMethodField()
 
     class Meta:
@@ -78,14 +82,14 @@ class JudgeListApi(generics.ListAPIView):
     serializer_class = JudgeOutput
     filter_backends: list[type] = []
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]  # DRF's own signature
+    def get_queryset(self) -> QuerySet[Judge]:
         return selectors.judge_list()
 
     @extend_schema(request=JudgeInput, responses={201: JudgeOutput, 400: refused()})
     def post(self, request: Request) -> Response:
         serializer = JudgeInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        judge = services.judge_create(**serializer.validated_data, created_by=request.user)
+        judge = services.judge_create(**serializer.validated_data, created_by=request_user(request))
         return Response(JudgeOutput(judge).data, status=status.HTTP_201_CREATED)
 
 
@@ -110,7 +114,7 @@ class JudgeVersionApi(APIView):
         serializer = self.JudgeVersionInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         new = services.judge_new_version(
-            judge=judge, created_by=request.user, **serializer.validated_data
+            judge=judge, created_by=request_user(request), **serializer.validated_data
         )
         return Response(JudgeOutput(new).data, status=status.HTTP_201_CREATED)
 
@@ -189,7 +193,7 @@ class JudgeRunOutput(serializers.ModelSerializer):
     status = serializers.CharField(source="metric_run.status")
     progress_done = serializers.IntegerField(source="metric_run.progress_done")
     progress_total = serializers.IntegerField(source="metric_run.progress_total")
-    judge = serializers.StringRelatedField()
+    judge: serializers.StringRelatedField[Judge] = serializers.StringRelatedField()
     cost = serializers.FloatField()
     answers = serializers.SerializerMethodField()
 
@@ -230,7 +234,7 @@ class JudgeRunApi(APIView):
             campaign=data.get("campaign"),
             static_run=data.get("static_run"),
             include_submitted=data["include_submitted"],
-            created_by=request.user,
+            created_by=request_user(request),
         )
         return Response(
             JudgeRunOutput(JudgeRun.objects.get(pk=run.pk)).data, status=status.HTTP_201_CREATED
@@ -273,7 +277,7 @@ class JudgeAnswerListApi(generics.ListAPIView):
     serializer_class = JudgeAnswerOutput
     filter_backends: list[type] = []
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]  # DRF's own signature
+    def get_queryset(self) -> QuerySet[JudgeAnswer]:
         run = get_object_or_404(MetricRun, pk=self.kwargs["pk"], judge_run__isnull=False)
         dialogue = self.request.query_params.get("dialogue")
         return selectors.run_answers(

@@ -85,7 +85,7 @@ def matching_jobs(*, run: MetricRun) -> QuerySet[RatingJob]:
     return RatingJob.objects.filter(campaign_id=run.campaign_id).select_related("rubric")
 
 
-def _judge_items(run: MetricRun) -> dict[str, dict[tuple[int, int | None], float]]:
+def _judge_items(run: MetricRun) -> dict[str, dict[analysis.Item, float]]:
     """The judge's discrete answers per question and item (dialogue, model-turn index): the
     majority over samples, as one more rater would give."""
     answers = list(
@@ -139,7 +139,7 @@ def meta_evaluation(*, run: MetricRun, job: RatingJob) -> dict[str, Any]:
         .objects.filter(pk__in={a.rater for a in data.answers})
         .values_list("pk", "username")
     )
-    ratings: dict[str, dict[tuple[Hashable, int | None], dict[Hashable, float]]] = defaultdict(
+    ratings: dict[str, dict[analysis.Item, dict[Hashable, float]]] = defaultdict(
         lambda: defaultdict(dict)
     )
     for answer in data.answers:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypedDict
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -11,8 +12,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from chat.models import Dialogue
-from core.access import Role, role_required
+from chat.models import Campaign, Dialogue, StaticRun
+from core.access import AuthenticatedHttpRequest, Role, role_required
 from core.http import file_download
 from judges import report as judge_report
 from judges import selectors, services
@@ -34,7 +35,9 @@ def judge_list(request: HttpRequest) -> HttpResponse:
     return render(request, "judges/judge_list.html", context)
 
 
-def _save_form(request: HttpRequest, form: JudgeForm, judge: Judge | None) -> Judge | None:
+def _save_form(
+    request: AuthenticatedHttpRequest, form: JudgeForm, judge: Judge | None
+) -> Judge | None:
     try:
         if judge is None:
             return services.judge_create(**form.service_fields(), created_by=request.user)
@@ -42,7 +45,7 @@ def _save_form(request: HttpRequest, form: JudgeForm, judge: Judge | None) -> Ju
             judge=judge, created_by=request.user, **form.service_fields()
         )
     except services.JudgeError as exc:
-        field = (exc.field or "").split(".")[0]
+        field: str | None = (exc.field or "").split(".")[0]
         if field == "prompt_templates":
             language = (exc.field or "").rsplit(".", 1)[-1]
             field = f"template_{language}" if language in ("zh", "en", "ja") else None
@@ -54,7 +57,7 @@ def _save_form(request: HttpRequest, form: JudgeForm, judge: Judge | None) -> Ju
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def judge_create(request: HttpRequest) -> HttpResponse:
+def judge_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = JudgeForm(request.POST or None, initial={"n": 1, "max_attempts": 3})
     if request.method == "POST" and form.is_valid():
         judge = _save_form(request, form, None)
@@ -67,7 +70,7 @@ def judge_create(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def judge_edit(request: HttpRequest, pk: int) -> HttpResponse:
+def judge_edit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     judge = _judge(pk)
     form = JudgeForm(request.POST or None, initial=JudgeForm.initial_for(judge))
     if request.method == "POST" and form.is_valid():
@@ -126,7 +129,13 @@ def judge_preview(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "judges/judge_detail.html#preview", context)
 
 
-def _target(form: RunForm) -> dict[str, object]:
+class _Target(TypedDict):
+    campaign: Campaign | None
+    static_run: StaticRun | None
+    include_submitted: bool
+
+
+def _target(form: RunForm) -> _Target:
     data = form.cleaned_data
     return {
         "campaign": data.get("campaign"),
@@ -153,7 +162,7 @@ def judge_estimate(request: HttpRequest, pk: int) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_POST
-def judge_run_start(request: HttpRequest, pk: int) -> HttpResponse:
+def judge_run_start(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     judge = _judge(pk)
     form = RunForm(request.POST)
     if form.is_valid():
@@ -174,7 +183,7 @@ def judge_run_start(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @role_required(Role.RESEARCHER)
-def judge_run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def judge_run_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """A judge run: progress, estimate vs actual cost, and its answers next to the dialogue."""
     judge_run = get_object_or_404(
         JudgeRun.objects.select_related("metric_run__campaign", "judge__backend"), pk=pk

@@ -19,7 +19,7 @@ from annotation.services import quality, ratings
 from annotation.services import rating_assignments as assignment_services
 from annotation.services import rating_jobs as services
 from chat.models import Campaign, Dialogue, StaticRun, Turn
-from core.access import IsExpert
+from core.access import IsExpert, request_user
 from core.api import (
     LIST_MAX_ITEMS,
     TEXT_MAX_LENGTH,
@@ -38,7 +38,9 @@ def _refused_answer(exc: AnswerError) -> ServiceError:
 
 
 class JobOutput(serializers.ModelSerializer):
-    campaign = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    campaign: serializers.SlugRelatedField[Campaign] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
     rubric = serializers.SerializerMethodField()
     sample_pairing = serializers.SerializerMethodField()
 
@@ -140,7 +142,7 @@ class JobListCreateApi(generics.ListAPIView):
             seed=data["seed"],
             sample_size=data.get("sample_size"),
             sample_seed=data["sample_seed"],
-            created_by=request.user,
+            created_by=request_user(request),
             allow_below_minimum=data["allow_below_minimum"],
         )
         return Response(JobOutput(job).data, status=status.HTTP_201_CREATED)
@@ -256,7 +258,10 @@ class RaterBlockApi(APIView):
         serializer = self.RaterBlockInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         revoked = assignment_services.rater_block(
-            job=job, rater=rater, reason=serializer.validated_data["reason"], by=request.user
+            job=job,
+            rater=rater,
+            reason=serializer.validated_data["reason"],
+            by=request_user(request),
         )
         return Response({"state": "blocked", "returned_to_pool": revoked})
 
@@ -264,12 +269,14 @@ class RaterBlockApi(APIView):
     def delete(self, request: Request, pk: int, rater_id: int) -> Response:
         job = get_object_or_404(RatingJob, pk=pk)
         rater = get_object_or_404(User, pk=rater_id)
-        assignment_services.rater_unblock(job=job, rater=rater, by=request.user)
+        assignment_services.rater_unblock(job=job, rater=rater, by=request_user(request))
         return Response({"state": "active"})
 
 
 class AssignmentOutput(serializers.ModelSerializer):
-    job = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    job: serializers.SlugRelatedField[RatingJob] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
 
     class Meta:
         model = Assignment
@@ -296,14 +303,14 @@ class MyAssignmentsApi(generics.ListAPIView):
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return Assignment.objects.none()
-        return selectors.rater_assignments(rater=self.request.user)
+        return selectors.rater_assignments(rater=request_user(self.request))
 
 
 def _my_assignment(request: Request, pk: int) -> Assignment:
     assignment = get_object_or_404(
         Assignment.objects.select_related("job", "dialogue"), pk=pk, job__is_live=False
     )
-    ratings.check_assignment_access(assignment=assignment, user=request.user)
+    ratings.check_assignment_access(assignment=assignment, user=request_user(request))
     return assignment
 
 
@@ -328,7 +335,7 @@ class RatingSaveApi(APIView):
         try:
             rating = ratings.rating_save(
                 assignment=assignment,
-                user=request.user,
+                user=request_user(request),
                 question=data["question"],
                 value=data["value"],
                 turn_id=data.get("turn"),
@@ -354,7 +361,9 @@ class AssignmentSubmitApi(APIView):
     def post(self, request: Request, pk: int) -> Response:
         assignment = _my_assignment(request, pk)
         try:
-            assignment = ratings.assignment_submit(assignment=assignment, user=request.user)
+            assignment = ratings.assignment_submit(
+                assignment=assignment, user=request_user(request)
+            )
         except AnswerError as exc:
             raise _refused_answer(exc) from exc
         return Response(AssignmentOutput(assignment).data)

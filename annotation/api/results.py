@@ -29,6 +29,7 @@ from annotation.selectors.human_scores import (
 from annotation.services.rating_import_jobs import rating_import_cancel, rating_import_submit
 from annotation.views.results import export_response
 from chat.models import Campaign
+from core.access import request_user
 from core.api import KEY_MAX_LENGTH, model_bounds, refused
 from core.errors import RequestParameterError
 
@@ -192,7 +193,7 @@ class RatingImportApi(APIView):
             fileobj=upload,
             campaign_name=data.validated_data["campaign"],
             rubric_ref=data.validated_data["rubric"],
-            created_by=request.user,
+            created_by=request_user(request),
             filename=upload.name or "",
         )
         if isinstance(outcome, RatingImport):

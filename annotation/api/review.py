@@ -14,7 +14,7 @@ from annotation.models import Review, ReviewPolicy
 from annotation.selectors import review as selectors
 from annotation.services import review as services
 from chat.models import Campaign, Dialogue
-from core.access import IsExpert
+from core.access import IsExpert, request_user
 from core.api import KEY_MAX_LENGTH, LIST_MAX_ITEMS, model_bounds, refused
 
 
@@ -35,7 +35,7 @@ class ReviewQueueApi(APIView):
 
     @extend_schema(responses={200: QueueItemOutput(many=True)})
     def get(self, request: Request) -> Response:
-        queue = selectors.review_queue(reviewer=request.user)[:200]
+        queue = selectors.review_queue(reviewer=request_user(request))[:200]
         return Response(QueueItemOutput(queue, many=True).data)
 
 
@@ -78,7 +78,7 @@ class ReviewDecisionApi(APIView):
         data = serializer.validated_data
         review = services.review_submit(
             dialogue=dialogue,
-            reviewer=request.user,
+            reviewer=request_user(request),
             decision=data["decision"],
             reasons=data.get("reasons", []),
             comment=data.get("comment", ""),

@@ -12,6 +12,7 @@ from annotation.models import Rubric
 from annotation.rubric_spec import RubricSpecError
 from annotation.selectors import rubrics as selectors
 from annotation.services import rubrics as services
+from core.access import request_user
 from core.api import BoundedJSONField
 
 
@@ -35,7 +36,7 @@ class RubricSpecInput(serializers.Serializer):
 
 class RubricSpecErrorOutput(serializers.Serializer):
     detail = serializers.CharField()
-    errors = serializers.ListField(child=serializers.DictField(child=serializers.CharField()))
+    errors = serializers.ListField(child=serializers.DictField(child=serializers.CharField()))  # type: ignore[assignment]  # documents the 400 body's "errors" key (schema only, never bound to data)
 
 
 def _refused(exc: RubricSpecError) -> Response:
@@ -57,7 +58,7 @@ class RubricListCreateApi(APIView):
         data.is_valid(raise_exception=True)
         try:
             rubric = services.rubric_create(
-                spec=data.validated_data["spec"], created_by=request.user
+                spec=data.validated_data["spec"], created_by=request_user(request)
             )
         except RubricSpecError as exc:
             return _refused(exc)
@@ -84,7 +85,7 @@ class RubricNewVersionApi(APIView):
         data.is_valid(raise_exception=True)
         try:
             new = services.rubric_new_version(
-                rubric=rubric, spec=data.validated_data["spec"], created_by=request.user
+                rubric=rubric, spec=data.validated_data["spec"], created_by=request_user(request)
             )
         except RubricSpecError as exc:
             return _refused(exc)

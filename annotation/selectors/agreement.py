@@ -6,6 +6,7 @@ rater skipped after a failed gate is missing, not 0, as `annotation.agreement` e
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
@@ -81,7 +82,7 @@ def job_rater_deviations(
     largest mean absolute deviation first."""
     data = data or job_answers(job=job)
     deviations = rater_deviations(data.spec, data.answers, z_threshold=z_threshold)
-    names = dict(
+    names: dict[Hashable, str] = dict(
         get_user_model()
         .objects.filter(pk__in=[d.rater for d in deviations])
         .values_list("pk", "username")

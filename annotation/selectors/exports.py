@@ -167,7 +167,7 @@ def dialogue_rows(*, job: RatingJob, seed: int = 0, n_boot: int = 1000) -> list[
 
 def system_rows(*, job: RatingJob, seed: int = 0, n_boot: int = 1000) -> list[dict[str, Any]]:
     scores = job_scores(job=job)
-    incomplete = _incomplete_counts(scores, lambda s: (scores.data.systems[s.unit], s.skill))  # type: ignore[index]  # units are Dialogue pks
+    incomplete = _incomplete_counts(scores, lambda s: (scores.data.systems[s.unit], s.skill))
     return [
         _score_dict(
             row, str(row.unit), SYSTEM_COLUMNS, incomplete.get((row.unit, row.skill), (0, 0))

@@ -13,7 +13,7 @@ the 0-based position of the turn among the dialogue's model (system) turns, as i
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -75,8 +75,8 @@ class JobAnswers:
 
     spec: RubricSpec
     answers: list[Answer]  # unit = dialogue pk, rater = user pk, turn = model-turn index
-    skills: dict[int, str]  # dialogue pk → skill key
-    systems: dict[int, str]  # dialogue pk → backend name
+    skills: dict[Hashable, str]  # dialogue pk → skill key (the unit of each answer)
+    systems: dict[Hashable, str]  # dialogue pk → backend name
     turn_ids: dict[tuple[int, int], int]  # (dialogue pk, model-turn index) → Turn pk
     # every counted (dialogue pk, rater pk), with or without answers, in a stable order
     units: tuple[tuple[int, int], ...] = ()
@@ -127,7 +127,7 @@ class JobScores:
 LIVE_COUNTED_STATUSES = (Dialogue.Status.SUBMITTED, Dialogue.Status.ACCEPTED)
 
 
-def _excluded_raters(job: RatingJob) -> QuerySet[JobRater]:
+def _excluded_raters(job: RatingJob) -> QuerySet[JobRater, Mapping[str, object]]:
     return job.job_raters.exclude(state=JobRater.State.ACTIVE).values("rater_id")
 
 
@@ -201,8 +201,8 @@ def job_answers(*, job: RatingJob) -> JobAnswers:
     dialogues = Dialogue.objects.filter(pk__in=dialogue_ids).values_list(
         "pk", "skill__key", "backend__name"
     )
-    skills = {pk: skill for pk, skill, _ in dialogues}
-    systems = {pk: backend for pk, _, backend in dialogues}
+    skills: dict[Hashable, str] = {pk: skill for pk, skill, _ in dialogues}
+    systems: dict[Hashable, str] = {pk: backend for pk, _, backend in dialogues}
     turn_index, turn_ids = model_turn_indices(dialogue_ids)
     strays = {row[3] for row in rows if row[3] is not None and row[3] not in turn_index}
     if strays:
@@ -266,7 +266,7 @@ def job_scores(*, job: RatingJob) -> JobScores:
     skipped: list[SkippedUnit] = []
     n_turns = data.model_turn_counts()
     for (unit, rater), answers in groups.items():
-        skill = data.skills[unit]  # type: ignore[index]  # units are Dialogue pks
+        skill = data.skills[unit]
         if data.fixed_denominator:
             scored.append(
                 score_unit(
@@ -305,7 +305,7 @@ def human_scores(*, job: RatingJob, level: Literal["turn", "dialogue"]) -> list[
             HumanScore(
                 dialogue_id=row.unit,  # type: ignore[arg-type]  # units are Dialogue pks
                 turn_id=None,
-                backend=data.systems[row.unit],  # type: ignore[index]  # units are Dialogue pks
+                backend=data.systems[row.unit],
                 skill=row.skill or "",
                 dimension=row.dimension,
                 value=row.mean,
@@ -353,7 +353,7 @@ def normalised_system_scores(
         return []
     groups: dict[tuple[str, str | None], list[UnitScore]] = defaultdict(list)
     for unit_score in scores.unit_scores:
-        backend = scores.data.systems[unit_score.unit]  # type: ignore[index]  # Dialogue pks
+        backend = scores.data.systems[unit_score.unit]
         groups[(backend, None)].append(unit_score)
         groups[(backend, unit_score.skill)].append(unit_score)
     results = []
@@ -484,12 +484,12 @@ def rater_shortfalls(*, job: RatingJob, scores: JobScores | None = None) -> list
     if job.is_live:
         testers: dict[str, set[Hashable]] = defaultdict(set)
         for unit_score in scores.unit_scores:
-            testers[systems[unit_score.unit]].add(unit_score.rater)  # type: ignore[index]  # Dialogue pks
+            testers[systems[unit_score.unit]].add(unit_score.rater)
         rows += [(backend, 0, len(found)) for backend, found in testers.items()]
     else:
         raters: dict[tuple[str, Hashable], set[Hashable]] = defaultdict(set)
         for unit_score in scores.unit_scores:
-            backend = systems[unit_score.unit]  # type: ignore[index]  # Dialogue pks
+            backend = systems[unit_score.unit]
             raters[(backend, unit_score.unit)].add(unit_score.rater)
         rows += [(backend, unit, len(found)) for (backend, unit), found in raters.items()]
     return shortfalls_plan(

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
-from django.contrib.auth.models import AbstractBaseUser, User
+from django.contrib.auth.models import User
 from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Assignment, GoldItem, JobRater, Rating, RatingJob, Rubric
@@ -206,7 +206,7 @@ def job_progress(job: RatingJob) -> dict[str, Any]:
         expired=Count("id", filter=Q(status=Assignment.Status.EXPIRED)),
         revoked=Count("id", filter=Q(status=Assignment.Status.REVOKED)),
     )
-    per_rater = {
+    per_rater: dict[int, Mapping[str, Any]] = {
         row["rater"]: row
         for row in Assignment.objects.filter(job=job)
         .values("rater")
@@ -239,7 +239,7 @@ def job_progress(job: RatingJob) -> dict[str, Any]:
     }
 
 
-def rater_assignments(*, rater: AbstractBaseUser) -> QuerySet[Assignment]:
+def rater_assignments(*, rater: User) -> QuerySet[Assignment]:
     """A rater's active assignments in open (not live) jobs, job by job in their order."""
     return (
         Assignment.objects.filter(
@@ -253,7 +253,7 @@ def rater_assignments(*, rater: AbstractBaseUser) -> QuerySet[Assignment]:
     )
 
 
-def rater_jobs(*, rater: AbstractBaseUser) -> list[dict[str, Any]]:
+def rater_jobs(*, rater: User) -> list[dict[str, Any]]:
     """The open jobs a rater has work in, with their progress."""
     rows = (
         Assignment.objects.filter(
@@ -406,7 +406,7 @@ def annotation_page(*, assignment: Assignment, language: str, yes: str, no: str)
     static = dialogue.campaign.answers_are_last_turns
     all_turns = list(dialogue.turns.order_by("index"))
     judged_id = all_turns[-1].pk if static and all_turns else None
-    turns = []
+    turns: list[dict[str, Any]] = []
     model_index = 0
     n_questions = 0
     for turn in all_turns:

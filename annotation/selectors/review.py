@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Count, F, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 
@@ -13,7 +13,7 @@ from chat.models import Dialogue
 from core.i18n import display_alias
 
 
-def review_queue(*, reviewer: AbstractBaseUser) -> QuerySet[Dialogue]:
+def review_queue(*, reviewer: User) -> QuerySet[Dialogue]:
     """Submitted dialogues `reviewer` may review: not their own, not yet reviewed by them, and
     still short of the campaign's number of reviewers; oldest submission first."""
     return (
@@ -30,7 +30,7 @@ def review_queue(*, reviewer: AbstractBaseUser) -> QuerySet[Dialogue]:
     )
 
 
-def review_next(*, reviewer: AbstractBaseUser) -> Dialogue | None:
+def review_next(*, reviewer: User) -> Dialogue | None:
     return review_queue(reviewer=reviewer).first()
 
 

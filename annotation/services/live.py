@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone, translation
@@ -177,7 +177,7 @@ def live_answers_owed(dialogue: Dialogue, turns: Sequence[Turn]) -> AnswersOwed 
     )
 
 
-def check_live_access(*, turn: Turn, user: AbstractBaseUser) -> None:
+def check_live_access(*, turn: Turn, user: User) -> None:
     dialogue = turn.dialogue
     if dialogue.worker_id != user.pk:
         raise PermissionDenied(_("只有这段对话的众包人员可以给它的回复评分。"))
@@ -191,7 +191,7 @@ def check_live_access(*, turn: Turn, user: AbstractBaseUser) -> None:
         )
 
 
-def live_assignment(*, dialogue: Dialogue, user: AbstractBaseUser) -> Assignment:
+def live_assignment(*, dialogue: Dialogue, user: User) -> Assignment:
     job = live_job_for(dialogue.campaign)
     assignment, _created = Assignment.objects.get_or_create(
         job=job,
@@ -220,7 +220,7 @@ def live_questions(*, turn: Turn) -> tuple[list[Question], int]:
     return questions, index
 
 
-def live_answers(*, turn: Turn, user: AbstractBaseUser) -> dict[str, float | str]:
+def live_answers(*, turn: Turn, user: User) -> dict[str, float | str]:
     job = RatingJob.objects.filter(campaign=turn.dialogue.campaign_id, is_live=True).first()
     if job is None:
         return {}
@@ -231,9 +231,7 @@ def live_answers(*, turn: Turn, user: AbstractBaseUser) -> dict[str, float | str
 
 
 @transaction.atomic
-def live_rating_save(
-    *, turn: Turn, user: AbstractBaseUser, answers: Mapping[str, Any]
-) -> list[Rating]:
+def live_rating_save(*, turn: Turn, user: User, answers: Mapping[str, Any]) -> list[Rating]:
     """Save the worker's answers for one reply (all or nothing). The live assignment counts as
     submitted while every reply so far is fully rated."""
     check_live_access(turn=turn, user=user)

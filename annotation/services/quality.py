@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.utils.translation import gettext as _
 
 from annotation.models import Assignment, GoldItem, Rating, RatingJob
@@ -166,9 +166,7 @@ def _gold_map(job: RatingJob, purpose: str) -> dict[tuple[Hashable, str, int | N
     return gold
 
 
-def onboarding_result(
-    *, job: RatingJob, rater: AbstractBaseUser
-) -> tuple[Onboarding, float | None]:
+def onboarding_result(*, job: RatingJob, rater: User) -> tuple[Onboarding, float | None]:
     """Whether `rater` passed the job's screening set, and their accuracy on it."""
     n_items = GoldItem.objects.filter(job=job, purpose=GoldItem.Purpose.ONBOARDING).count()
     if n_items == 0:
@@ -212,7 +210,9 @@ def job_flags(job: RatingJob) -> list[Flag]:
 
     real = [a for a in submitted if a.kind == Assignment.Kind.REAL]
     real_answers = _answers(real, {a.pk: a.dialogue_id for a in real})
-    order = {(a.rater_id, a.dialogue_id): a.order for a in real}
+    order: dict[tuple[Hashable, Hashable], int] = {
+        (a.rater_id, a.dialogue_id): a.order for a in real
+    }
     flags += pattern_flags(real_answers, min_items=settings.pattern_min_items, order=order)
 
     gold = [a for a in submitted if a.kind == Assignment.Kind.GOLD]

@@ -18,12 +18,12 @@ import hashlib
 import math
 import random
 from collections import defaultdict
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -57,24 +57,24 @@ class RatingJobError(ServiceError):
 class Need:
     """One dialogue: how many more raters it needs, and who may not (or no longer) rate it."""
 
-    dialogue: Hashable
+    dialogue: int
     missing: int
-    excluded: frozenset[Hashable] = frozenset()
-    holders: frozenset[Hashable] = frozenset()  # raters holding an active assignment for it
+    excluded: frozenset[int] = frozenset()
+    holders: frozenset[int] = frozenset()  # raters holding an active assignment for it
 
 
 @dataclass
 class Plan:
-    new: list[tuple[Hashable, Hashable]] = field(default_factory=list)  # (dialogue, rater)
-    moves: dict[Hashable, Hashable] = field(default_factory=dict)  # movable key → new rater
+    new: list[tuple[int, int]] = field(default_factory=list)  # (dialogue, rater)
+    moves: dict[int, int] = field(default_factory=dict)  # movable key → new rater
 
 
 def assignments_plan(
     *,
     needs: Sequence[Need],
-    raters: Sequence[Hashable],
-    loads: Mapping[Hashable, int],
-    movable: Sequence[tuple[Hashable, Hashable, Hashable]] = (),
+    raters: Sequence[int],
+    loads: Mapping[int, int],
+    movable: Sequence[tuple[int, int, int]] = (),
     seed: int = 0,
 ) -> Plan:
     """Give each need's missing raters, least-loaded first, then rebalance.
@@ -87,7 +87,7 @@ def assignments_plan(
     rng = random.Random(seed)
     load = {r: loads.get(r, 0) for r in raters}
     by_dialogue = {need.dialogue: need for need in needs}
-    holders: dict[Hashable, set[Hashable]] = {n.dialogue: set(n.holders) for n in needs}
+    holders: dict[int, set[int]] = {n.dialogue: set(n.holders) for n in needs}
     # items: [key, dialogue, rater]; key None = a new assignment
     items: list[list[Any]] = []
     for key, dialogue, rater in movable:
@@ -95,7 +95,7 @@ def assignments_plan(
         holders[dialogue].add(rater)
         load[rater] += 1
 
-    def eligible(need: Need) -> list[Hashable]:
+    def eligible(need: Need) -> list[int]:
         return [r for r in raters if r not in need.excluded and r not in holders[need.dialogue]]
 
     for need in sorted(needs, key=lambda n: (len(eligible(n)), str(n.dialogue))):
@@ -161,7 +161,7 @@ def _rejecters(dialogues: list[Dialogue]) -> dict[int, set[int]]:
     ids = {d.pk for d in dialogues} | {
         d.recollection_of_id for d in dialogues if d.recollection_of_id
     }
-    by_dialogue: dict[int, set[int]] = defaultdict(set)
+    by_dialogue: dict[int | None, set[int]] = defaultdict(set)
     for dialogue_id, reviewer_id in Review.objects.filter(
         dialogue__in=ids, decision=Review.Decision.REJECT
     ).values_list("dialogue_id", "reviewer_id"):
@@ -374,9 +374,9 @@ def _generate_gold_and_duplicates(job: RatingJob, raters: list[int], due: dateti
                 ).values_list("duplicate_of_id", flat=True)
             )
             wanted = math.ceil(settings.duplicate_rate * len(real)) - len(duplicated)
-            pool = [a for a in real if a.pk not in duplicated]
-            rng.shuffle(pool)
-            for original in pool[: max(wanted, 0)]:
+            originals = [a for a in real if a.pk not in duplicated]
+            rng.shuffle(originals)
+            for original in originals[: max(wanted, 0)]:
                 Assignment.objects.create(
                     job=job,
                     dialogue_id=original.dialogue_id,
@@ -413,16 +413,14 @@ def job_refresh(*, job: RatingJob, now: datetime | None = None) -> int:
     return expired
 
 
-def assignments_revoke_open(job: RatingJob, rater: AbstractBaseUser) -> int:
+def assignments_revoke_open(job: RatingJob, rater: User) -> int:
     return Assignment.objects.filter(job=job, rater=rater, status__in=OPEN_STATUSES).update(
         status=Assignment.Status.REVOKED
     )
 
 
 @transaction.atomic
-def rater_block(
-    *, job: RatingJob, rater: AbstractBaseUser, reason: str, by: AbstractBaseUser | None
-) -> int:
+def rater_block(*, job: RatingJob, rater: User, reason: str, by: User | None) -> int:
     """Block a rater in a job; their open items go back to the pool. Returns how many."""
     if not reason.strip():
         raise RatingJobError(_("reason：请写明屏蔽这位评分专家的理由"), field="reason")
@@ -439,7 +437,7 @@ def rater_block(
 
 
 @transaction.atomic
-def rater_unblock(*, job: RatingJob, rater: AbstractBaseUser, by: AbstractBaseUser | None) -> None:
+def rater_unblock(*, job: RatingJob, rater: User, by: User | None) -> None:
     updated = JobRater.objects.filter(job=job, rater=rater).update(
         state=JobRater.State.ACTIVE, reason="", changed_by=by, updated_at=timezone.now()
     )
@@ -448,7 +446,7 @@ def rater_unblock(*, job: RatingJob, rater: AbstractBaseUser, by: AbstractBaseUs
     assignments_generate(job=job)
 
 
-def _not_a_rater(rater: AbstractBaseUser) -> RatingJobError:
+def _not_a_rater(rater: User) -> RatingJobError:
     return RatingJobError(
         _("rater：%(name)s 不是本任务的评分专家") % {"name": rater.get_username()}, field="rater"
     )
@@ -457,7 +455,7 @@ def _not_a_rater(rater: AbstractBaseUser) -> RatingJobError:
 # --- handing out the next item ----------------------------------------------------------------
 
 
-def assignment_next(*, job: RatingJob, rater: AbstractBaseUser) -> Assignment | None:
+def assignment_next(*, job: RatingJob, rater: User) -> Assignment | None:
     """The rater's next open item: onboarding first; real work only once onboarding passed."""
     job_refresh(job=job)
     state, _rate = onboarding_result(job=job, rater=rater)

@@ -19,7 +19,7 @@ from typing import IO, Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser, Group
+from django.contrib.auth.models import Group, User
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.db import connections, transaction
@@ -111,7 +111,7 @@ def ratings_import(
     fileobj: IO[bytes],
     campaign_name: str,
     rubric_ref: str,
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
     progress: Progress = _no_progress,
 ) -> RatingImportResult:
     """Import a ratings CSV into the imported job of (campaign, rubric); refuse it whole on
@@ -171,7 +171,7 @@ def import_target(*, campaign_name: str, rubric_ref: str) -> tuple[Campaign, Rub
 
 
 def _assignments(
-    rows: list[_Row], *, job: RatingJob, raters: dict[str, AbstractBaseUser]
+    rows: list[_Row], *, job: RatingJob, raters: dict[str, User]
 ) -> dict[tuple[int, str], int]:
     """The pk of the job's real assignment of each (dialogue, rater) in the file: the existing
     ones (a second import of the same job), and the others created submitted, in one insert."""
@@ -470,14 +470,14 @@ def _turn(raw: str, line: int) -> int | None:
     return int(raw)
 
 
-def _raters(rows: list[_Row]) -> tuple[dict[str, AbstractBaseUser], list[str]]:
+def _raters(rows: list[_Row]) -> tuple[dict[str, User], list[str]]:
     """The rater accounts by user name (existing experts, or new expert accounts), and the
     names of the accounts created."""
     first_row: dict[str, int] = {}
     for row in rows:
         first_row.setdefault(row.rater, row.line)
     user_model = get_user_model()
-    raters: dict[str, AbstractBaseUser] = {}
+    raters: dict[str, User] = {}
     for user in user_model.objects.filter(username__in=list(first_row)):
         if not has_role(user, Role.EXPERT):
             raise RatingImportError(
@@ -497,9 +497,7 @@ def _raters(rows: list[_Row]) -> tuple[dict[str, AbstractBaseUser], list[str]]:
     return raters, created
 
 
-def _imported_job(
-    *, campaign: Campaign, rubric: Rubric, created_by: AbstractBaseUser | None
-) -> RatingJob:
+def _imported_job(*, campaign: Campaign, rubric: Rubric, created_by: User | None) -> RatingJob:
     name = imported_job_name(campaign=campaign, rubric=rubric)
     job, _ = RatingJob.objects.select_for_update().get_or_create(
         name=name,

@@ -22,7 +22,7 @@ import threading
 import time
 from typing import IO
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import connections
 
 from annotation.models import RatingImport
@@ -66,7 +66,7 @@ def rating_import_submit(
     fileobj: IO[bytes],
     campaign_name: str,
     rubric_ref: str,
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
     filename: str = "",
 ) -> RatingImportResult | RatingImport:
     """Import a ratings file now (up to `INLINE_MAX_ROWS` rows: the result), or store it as a

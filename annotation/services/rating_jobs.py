@@ -8,10 +8,10 @@ refused unless the researcher says so explicitly.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, Group
+from django.contrib.auth.models import Group, User
 from django.db import transaction
 from django.utils.translation import gettext as _
 
@@ -33,10 +33,10 @@ def job_create(
     name: str,
     campaign: Campaign,
     rubric: Rubric,
-    created_by: AbstractBaseUser | None,
+    created_by: User | None,
     static_run: StaticRun | None = None,
     raters_per_dialogue: int = 3,
-    raters: Iterable[AbstractBaseUser] | None = None,
+    raters: Iterable[User] | None = None,
     quality_settings: Mapping[str, Any] | None = None,
     deadline_hours: int = 72,
     seed: int = 0,
@@ -156,7 +156,7 @@ def job_close(*, job: RatingJob) -> RatingJob:
 
 @transaction.atomic
 def gold_item_set(
-    *, job: RatingJob, dialogue: Dialogue, purpose: str, answers: list[Mapping[str, Any]]
+    *, job: RatingJob, dialogue: Dialogue, purpose: str, answers: Sequence[Mapping[str, Any]]
 ) -> GoldItem:
     """Store a dialogue's known answers as a gold or onboarding item of the job.
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
@@ -45,7 +45,7 @@ def answer_error_text(exc: AnswerError) -> str:
     return _("评分量表不接受这个答案：%(error)s") % {"error": exc}
 
 
-def check_assignment_access(*, assignment: Assignment, user: AbstractBaseUser) -> None:
+def check_assignment_access(*, assignment: Assignment, user: User) -> None:
     """Only the assignment's rater opens it; an expert never rates a dialogue they collected."""
     if assignment.rater_id != user.pk:
         raise PermissionDenied(_("这一条分配给了另一位评分专家。"))
@@ -83,7 +83,7 @@ def _scope_gates(questions: Iterable[Question], question: Question) -> list[Ques
 def rating_save(
     *,
     assignment: Assignment,
-    user: AbstractBaseUser,
+    user: User,
     question: str,
     value: Any,
     turn_id: int | None = None,
@@ -131,7 +131,7 @@ def rating_save(
                 )
     text = cleaned if isinstance(cleaned, str) else ""
     number = None if isinstance(cleaned, str) else cleaned
-    rating, _created = Rating.objects.update_or_create(
+    rating, _created = Rating.objects.update_or_create(  # type: ignore[misc]  # turn_id None: a dialogue-level rating
         assignment=assignment,
         question=question,
         turn_id=turn_id,
@@ -146,7 +146,7 @@ def rating_save(
         ]
         stale = Rating.objects.filter(assignment=assignment, question__in=gated)
         if current.level == "turn":
-            stale = stale.filter(turn_id=turn_id)
+            stale = stale.filter(turn_id=turn_id)  # type: ignore[misc]  # turn_id None: dialogue level
         stale.delete()
     if assignment.status == Assignment.Status.PENDING:
         assignment_start(assignment=assignment)
@@ -228,7 +228,7 @@ def unanswered_count_as_zero(assignment: Assignment) -> bool:
 def assignment_submit(
     *,
     assignment: Assignment,
-    user: AbstractBaseUser,
+    user: User,
     now: datetime | None = None,
     confirm_unanswered: bool = False,
 ) -> Assignment:

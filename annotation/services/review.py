@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
@@ -79,7 +79,7 @@ def resolve_decision(
     )
 
 
-def check_can_review(*, dialogue: Dialogue, reviewer: AbstractBaseUser) -> None:
+def check_can_review(*, dialogue: Dialogue, reviewer: User) -> None:
     """Raise PermissionDenied or ReviewError when `reviewer` may not review `dialogue` now."""
     if dialogue.worker_id == reviewer.pk:
         raise PermissionDenied(_("不能审核自己收集的对话。"))
@@ -156,7 +156,7 @@ def rejection_text(reviews: Iterable[Review], *, language: str = "") -> str:
 def review_submit(
     *,
     dialogue: Dialogue,
-    reviewer: AbstractBaseUser,
+    reviewer: User,
     decision: str,
     reasons: Iterable[str] = (),
     comment: str = "",

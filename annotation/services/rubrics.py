@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from annotation.models import Rubric
@@ -35,7 +35,7 @@ def _checked(spec: Any, *, key: str | None = None, version: int) -> dict[str, An
     return spec
 
 
-def _save_new(*, spec: dict[str, Any], created_by: AbstractBaseUser | None) -> Rubric:
+def _save_new(*, spec: dict[str, Any], created_by: User | None) -> Rubric:
     try:
         with transaction.atomic():
             return Rubric.objects.create(
@@ -52,7 +52,7 @@ def _save_new(*, spec: dict[str, Any], created_by: AbstractBaseUser | None) -> R
 
 
 @transaction.atomic
-def rubric_create(*, spec: Any, created_by: AbstractBaseUser | None = None) -> Rubric:
+def rubric_create(*, spec: Any, created_by: User | None = None) -> Rubric:
     """A new rubric key, version 1. Raises RubricSpecError (every problem, by path)."""
     checked = _checked(spec, version=1)
     if Rubric.objects.filter(key=checked["key"]).exists():
@@ -63,9 +63,7 @@ def rubric_create(*, spec: Any, created_by: AbstractBaseUser | None = None) -> R
 
 
 @transaction.atomic
-def rubric_new_version(
-    *, rubric: Rubric, spec: Any, created_by: AbstractBaseUser | None = None
-) -> Rubric:
+def rubric_new_version(*, rubric: Rubric, spec: Any, created_by: User | None = None) -> Rubric:
     """The next version of `rubric`'s key (after the latest one), with `spec`."""
     # Lock the key's versions so that two editors saving at once get v+1 and v+2, not a clash.
     list(Rubric.objects.select_for_update().filter(key=rubric.key).values_list("pk", flat=True))
@@ -74,7 +72,7 @@ def rubric_new_version(
 
 
 @transaction.atomic
-def rubric_edit(*, rubric: Rubric, spec: Any, created_by: AbstractBaseUser | None = None) -> Rubric:
+def rubric_edit(*, rubric: Rubric, spec: Any, created_by: User | None = None) -> Rubric:
     """Save an edit: in place while the version is unused and not a preset, else as the next
     version. Returns the rubric that holds the edit."""
     locked = Rubric.objects.select_for_update().get(pk=rubric.pk)

@@ -15,10 +15,10 @@ from annotation.selectors import rating as selectors
 from annotation.services import rating_assignments as services
 from annotation.services import ratings
 from annotation.services.quality import Onboarding, onboarding_result
-from core.access import Role, role_required
+from core.access import AuthenticatedHttpRequest, Role, role_required
 
 
-def _assignment_for(request: HttpRequest, pk: int) -> Assignment:
+def _assignment_for(request: AuthenticatedHttpRequest, pk: int) -> Assignment:
     assignment = get_object_or_404(
         Assignment.objects.select_related("job__rubric", "dialogue__skill", "dialogue__campaign"),
         pk=pk,
@@ -41,7 +41,7 @@ def _page(request: HttpRequest, assignment: Assignment, **extra: object) -> dict
 
 
 @role_required(Role.EXPERT)
-def annotate_next(request: HttpRequest, job_id: int) -> HttpResponse:
+def annotate_next(request: AuthenticatedHttpRequest, job_id: int) -> HttpResponse:
     """Send the rater to their next item (expiring overdue work first), or say they are done."""
     job = get_object_or_404(RatingJob, pk=job_id, is_live=False)
     if job.status != RatingJob.Status.OPEN:
@@ -59,7 +59,7 @@ def annotate_next(request: HttpRequest, job_id: int) -> HttpResponse:
 
 
 @role_required(Role.EXPERT)
-def annotate_item(request: HttpRequest, pk: int) -> HttpResponse:
+def annotate_item(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     assignment = _assignment_for(request, pk)
     if assignment.status in (Assignment.Status.EXPIRED, Assignment.Status.REVOKED):
         messages.info(request, _("这一条已不再分配给您。"))
@@ -70,7 +70,7 @@ def annotate_item(request: HttpRequest, pk: int) -> HttpResponse:
 
 @role_required(Role.EXPERT)
 @require_POST
-def annotate_answer(request: HttpRequest, pk: int) -> HttpResponse:
+def annotate_answer(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """Autosave one answer (htmx). An invalid answer gets 422 and the precise reason."""
     assignment = _assignment_for(request, pk)
     turn = request.POST.get("turn") or None
@@ -103,7 +103,7 @@ def annotate_answer(request: HttpRequest, pk: int) -> HttpResponse:
 
 @role_required(Role.EXPERT)
 @require_POST
-def annotate_submit(request: HttpRequest, pk: int) -> HttpResponse:
+def annotate_submit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """Submit the item. With unanswered questions the page comes back with a warning naming
     them; where the rubric counts them as 0 (seed 001) the rater may then confirm."""
     assignment = _assignment_for(request, pk)

@@ -22,7 +22,7 @@ from annotation.services import rating_assignments as assignment_services
 from annotation.services import rating_jobs as services
 from annotation.services.quality import QualitySettingsError
 from chat.models import Dialogue
-from core.access import Role, role_required
+from core.access import AuthenticatedHttpRequest, Role, role_required
 
 
 @role_required(Role.RESEARCHER)
@@ -36,7 +36,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def job_create(request: HttpRequest) -> HttpResponse:
+def job_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     # "Create a rating job from its accepted dialogues" on a campaign page lands here.
     form = RatingJobForm(request.POST or None, initial={"campaign": request.GET.get("campaign")})
     if request.method == "POST" and form.is_valid():
@@ -113,7 +113,7 @@ def _job(pk: int) -> RatingJob:
 
 
 @role_required(Role.RESEARCHER)
-def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def job_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     job = _job(pk)
     if job.status == RatingJob.Status.OPEN:
         assignment_services.job_refresh(job=job)
@@ -125,7 +125,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _section(
-    request: HttpRequest,
+    request: AuthenticatedHttpRequest,
     job: RatingJob,
     partial: str,
     *,
@@ -153,7 +153,7 @@ def _section(
 
 @role_required(Role.RESEARCHER)
 @require_POST
-def job_quality(request: HttpRequest, pk: int) -> HttpResponse:
+def job_quality(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """Save a draft job's quality settings (validated by `QualitySettings.parse`)."""
     job = _job(pk)
     form = QualitySettingsForm(request.POST)
@@ -185,7 +185,7 @@ def _attach_gold_error(
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def job_gold(request: HttpRequest, pk: int) -> HttpResponse:
+def job_gold(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """The job's gold and onboarding items (GET: the section) and adding one (POST)."""
     job = _job(pk)
     if request.method == "GET":
@@ -194,6 +194,7 @@ def job_gold(request: HttpRequest, pk: int) -> HttpResponse:
     if not form.is_valid():
         return _section(request, job, "gold", gold_form=form)
     answers, names = form.answers()
+    assert form.target is not None  # clean() refuses a form without a dialogue
     try:
         item = services.gold_item_set(
             job=job, dialogue=form.target, purpose=form.cleaned_data["purpose"], answers=answers
@@ -222,7 +223,7 @@ def job_gold_answers(request: HttpRequest, pk: int) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_POST
-def job_gold_delete(request: HttpRequest, pk: int, item_id: int) -> HttpResponse:
+def job_gold_delete(request: AuthenticatedHttpRequest, pk: int, item_id: int) -> HttpResponse:
     job = _job(pk)
     item = get_object_or_404(GoldItem, pk=item_id, job=job)
     dialogue_id = item.dialogue_id
@@ -252,7 +253,9 @@ def job_status(request: HttpRequest, pk: int, action: str) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_POST
-def job_rater(request: HttpRequest, pk: int, rater_id: int, action: str) -> HttpResponse:
+def job_rater(
+    request: AuthenticatedHttpRequest, pk: int, rater_id: int, action: str
+) -> HttpResponse:
     job = get_object_or_404(RatingJob, pk=pk)
     rater = get_object_or_404(User, pk=rater_id)
     try:

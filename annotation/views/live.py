@@ -15,12 +15,12 @@ from annotation.services import live as services
 from annotation.services.ratings import answer_error_text
 from chat.models import Dialogue, Turn
 from chat.selectors.collection import backend_alias, chat_state
-from core.access import Role, role_required
+from core.access import AuthenticatedHttpRequest, Role, role_required
 
 
 @role_required(Role.CROWDWORKER)
 @require_http_methods(["GET", "POST"])
-def live_turn_rating(request: HttpRequest, turn_id: int) -> HttpResponse:
+def live_turn_rating(request: AuthenticatedHttpRequest, turn_id: int) -> HttpResponse:
     """GET: the questions for this reply; POST: save the answers given (worker of the dialogue)."""
     turn = get_object_or_404(
         Turn.objects.select_related("dialogue__campaign", "dialogue__skill"), pk=turn_id
@@ -39,7 +39,7 @@ def live_turn_rating(request: HttpRequest, turn_id: int) -> HttpResponse:
     except AnswerError as exc:
         error, status = answer_error_text(exc), 422
     questions, index = services.live_questions(turn=turn)
-    given = {
+    given: dict[tuple[str, int | None], str] = {
         (key, turn.pk): _as_text(value)
         for key, value in services.live_answers(turn=turn, user=request.user).items()
     }

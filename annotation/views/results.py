@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import cast
 
 from django import forms
 from django.contrib import messages
@@ -37,7 +38,7 @@ from annotation.selectors.rating import localized
 from annotation.services.rating_import import RatingImportError
 from annotation.services.rating_import_jobs import rating_import_cancel, rating_import_submit
 from chat.models import Campaign
-from core.access import Role, role_required
+from core.access import AuthenticatedHttpRequest, Role, role_required
 from core.http import download, redirect_after_form
 from core.jobs import JobStatus
 
@@ -71,7 +72,7 @@ class Chart:
 
 @role_required(Role.RESEARCHER)
 @require_GET
-def job_results(request: HttpRequest, pk: int) -> HttpResponse:
+def job_results(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """The results partial the job page loads with htmx; opened directly, a page of its own."""
     job = get_object_or_404(RatingJob.objects.select_related("campaign", "rubric"), pk=pk)
     scores = job_scores(job=job)
@@ -141,7 +142,7 @@ class RatingImportForm(forms.Form):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]  # Form's own signature
-        self.fields["rubric"].choices = [
+        cast(forms.ChoiceField, self.fields["rubric"]).choices = [
             (f"{r.key}:{r.version}", str(r)) for r in rating_selectors.rubric_choices()
         ]
 
@@ -154,7 +155,7 @@ def _imported_message(*, ratings: int, dialogues: int, raters: int, job: RatingJ
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def ratings_import_page(request: HttpRequest) -> HttpResponse:
+def ratings_import_page(request: AuthenticatedHttpRequest) -> HttpResponse:
     """A file of up to `INLINE_MAX_ROWS` rows is imported while the request waits; a larger
     one becomes a job whose page shows its progress."""
     form = RatingImportForm(request.POST or None, request.FILES or None)
@@ -200,7 +201,7 @@ def ratings_import_page(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_GET
-def rating_import_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def rating_import_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """A background import's page; while it runs, htmx polls its status card every second."""
     job = get_object_or_404(
         RatingImport.objects.select_related("campaign", "rubric", "rating_job"), pk=pk

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
@@ -15,11 +15,11 @@ from annotation.selectors.rating import localized
 from annotation.services import review as services
 from chat.models import Dialogue
 from chat.selectors.collection import grounding_view
-from core.access import Role, role_required
+from core.access import AuthenticatedHttpRequest, Role, role_required
 
 
 @role_required(Role.EXPERT)
-def review_queue(request: HttpRequest) -> HttpResponse:
+def review_queue(request: AuthenticatedHttpRequest) -> HttpResponse:
     queue = selectors.review_queue(reviewer=request.user)
     return render(
         request,
@@ -29,7 +29,7 @@ def review_queue(request: HttpRequest) -> HttpResponse:
 
 
 @role_required(Role.EXPERT)
-def review_next(request: HttpRequest) -> HttpResponse:
+def review_next(request: AuthenticatedHttpRequest) -> HttpResponse:
     dialogue = selectors.review_next(reviewer=request.user)
     if dialogue is None:
         messages.info(request, _("没有等待您审核的对话了。"))
@@ -39,7 +39,7 @@ def review_next(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.EXPERT)
 @require_http_methods(["GET", "POST"])
-def review_dialogue(request: HttpRequest, dialogue_id: int) -> HttpResponse:
+def review_dialogue(request: AuthenticatedHttpRequest, dialogue_id: int) -> HttpResponse:
     dialogue = get_object_or_404(Dialogue, pk=dialogue_id)
     if dialogue.worker_id == request.user.pk:
         raise PermissionDenied(_("不能审核自己收集的对话。"))

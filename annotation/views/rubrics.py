@@ -24,7 +24,7 @@ from annotation.rubric_spec import RubricSpecError, as_spec
 from annotation.selectors import rubrics as selectors
 from annotation.services import rubrics as services
 from chat.models import Skill
-from core.access import Role, role_required
+from core.access import AuthenticatedHttpRequest, Role, role_required
 
 EMPTY_SPEC: dict[str, Any] = {"key": "", "overall": "mean", "questions": [{}]}
 
@@ -60,7 +60,7 @@ def rubric_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def rubric_create(request: HttpRequest) -> HttpResponse:
+def rubric_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     """A new rubric key; `?from=<pk>` starts from a copy of another rubric (e.g. a preset)."""
     spec = EMPTY_SPEC
     source = request.GET.get("from")
@@ -71,7 +71,7 @@ def rubric_create(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def rubric_edit(request: HttpRequest, pk: int) -> HttpResponse:
+def rubric_edit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     rubric = get_object_or_404(Rubric, pk=pk)
     return _editor(request, rubric=rubric, initial=rubric.spec)
 
@@ -87,7 +87,7 @@ def rubric_question_row(request: HttpRequest) -> HttpResponse:
 
 
 def _editor(
-    request: HttpRequest, *, rubric: Rubric | None, initial: dict[str, Any]
+    request: AuthenticatedHttpRequest, *, rubric: Rubric | None, initial: dict[str, Any]
 ) -> HttpResponse:
     mode = request.POST.get("mode") or request.GET.get("mode") or "form"
     mode = "json" if mode == "json" else "form"
@@ -129,7 +129,7 @@ def _editor(
     return render(request, "annotation/rubric_edit.html", context, status=status)
 
 
-def _save(*, rubric: Rubric | None, spec: Any, request: HttpRequest) -> Rubric:
+def _save(*, rubric: Rubric | None, spec: Any, request: AuthenticatedHttpRequest) -> Rubric:
     if rubric is None:
         saved = services.rubric_create(spec=spec, created_by=request.user)
         messages.success(request, _("已创建评分表 %(name)s。") % {"name": saved})

@@ -6,6 +6,8 @@ variable is set on the server (`api_key_set`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import django_filters
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
@@ -18,6 +20,7 @@ from chat.models import Backend
 from chat.selectors import backends as selectors
 from chat.services import backends as services
 from chat.services.generation import backend_connection_check
+from core.access import request_user
 from core.api import BoundedJSONField, model_bounds, refused
 
 
@@ -55,8 +58,8 @@ class BackendFilter(django_filters.FilterSet):
 
 
 # The lower bounds (at least 1, more than 0) are the service's, with its messages.
-_CONCURRENCY = {"max_value": services.MAX_CONCURRENCY}
-_TIMEOUT = {"max_value": services.MAX_TIMEOUT_S}
+_CONCURRENCY: dict[str, Any] = {"max_value": services.MAX_CONCURRENCY}
+_TIMEOUT: dict[str, Any] = {"max_value": services.MAX_TIMEOUT_S}
 
 
 class BackendCreateInput(serializers.Serializer):
@@ -118,7 +121,9 @@ class BackendListCreateApi(generics.ListAPIView):
     def post(self, request: Request) -> Response:
         serializer = BackendCreateInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        backend = services.backend_create(**serializer.validated_data, created_by=request.user)
+        backend = services.backend_create(
+            **serializer.validated_data, created_by=request_user(request)
+        )
         return Response(BackendOutput(backend).data, status=status.HTTP_201_CREATED)
 
 

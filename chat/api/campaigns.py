@@ -27,6 +27,7 @@ from chat.models import (
 )
 from chat.selectors import campaigns as selectors
 from chat.services import campaigns as services
+from core.access import request_user
 from core.api import LIST_MAX_ITEMS, BoundedJSONField, model_bounds
 
 
@@ -46,8 +47,12 @@ class OpeningOutput(serializers.Serializer):
 
 
 class CampaignOutput(serializers.ModelSerializer):
-    skills = serializers.SlugRelatedField(slug_field="key", many=True, read_only=True)
-    datasets = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    skills: serializers.SlugRelatedField[Skill] = serializers.SlugRelatedField(
+        slug_field="key", many=True, read_only=True
+    )
+    datasets: serializers.PrimaryKeyRelatedField[Dataset] = serializers.PrimaryKeyRelatedField(
+        many=True, read_only=True
+    )
     backends = CampaignBackendOutput(source="campaign_backends", many=True, read_only=True)
     invite_url = serializers.SerializerMethodField()
 
@@ -182,7 +187,7 @@ class CampaignListApi(APIView):
         serializer = CampaignInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         campaign = services.campaign_create(
-            created_by=request.user, **_service_arguments(serializer.validated_data)
+            created_by=request_user(request), **_service_arguments(serializer.validated_data)
         )
         campaign = selectors.campaign_get(pk=campaign.pk)
         body = CampaignDetailOutput(campaign, context={"request": request}).data

@@ -15,12 +15,15 @@ from rest_framework.views import APIView
 from chat.models import Dataset, Language, Sample, Skill
 from chat.selectors import datasets as selectors
 from chat.services import datasets as services
+from core.access import request_user
 from core.api import model_bounds, refused
 from core.http import jsonl_download
 
 
 class DatasetOutput(serializers.ModelSerializer):
-    skill = serializers.SlugRelatedField(slug_field="key", read_only=True)
+    skill: serializers.SlugRelatedField[Skill] = serializers.SlugRelatedField(
+        slug_field="key", read_only=True
+    )
 
     class Meta:
         model = Dataset
@@ -37,7 +40,9 @@ class DatasetOutput(serializers.ModelSerializer):
 
 
 class SampleOutput(serializers.ModelSerializer):
-    skill = serializers.SlugRelatedField(slug_field="key", read_only=True)
+    skill: serializers.SlugRelatedField[Skill] = serializers.SlugRelatedField(
+        slug_field="key", read_only=True
+    )
 
     class Meta:
         model = Sample
@@ -97,7 +102,7 @@ class DatasetImportApi(APIView):
             language=data["language"],
             skill=data.get("skill") or None,
             description=data.get("description", ""),
-            created_by=request.user,
+            created_by=request_user(request),
         )
         return Response(DatasetOutput(dataset).data, status=status.HTTP_201_CREATED)
 

@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from chat.models import Campaign, Dialogue
 from chat.services import dialogue_io
 from chat.views.dialogues import export_filters
+from core.access import request_user
 from core.api import model_bounds, refused
 from core.http import jsonl_download
 
@@ -70,6 +71,6 @@ class DialogueImportApi(APIView):
         result = dialogue_io.dialogues_import(
             fileobj=serializer.validated_data["file"],
             campaign_name=serializer.validated_data["campaign"],
-            created_by=request.user,
+            created_by=request_user(request),
         )
         return Response(self.DialogueImportOutput(result).data, status=status.HTTP_201_CREATED)

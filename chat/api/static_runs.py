@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from chat.models import Backend, Campaign, Dataset, StaticRun
 from chat.selectors import static_runs as selectors
 from chat.services import static_runs as services
+from core.access import request_user
 from core.api import LIST_MAX_ITEMS, model_bounds
 
 
@@ -25,10 +26,16 @@ class StaticRunProgressOutput(serializers.Serializer):
 
 
 class StaticRunOutput(serializers.ModelSerializer):
-    campaign = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    campaign: serializers.SlugRelatedField[Campaign] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
     campaign_id = serializers.IntegerField(read_only=True)
-    dataset = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    backends = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
+    dataset: serializers.SlugRelatedField[Dataset] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
+    backends: serializers.SlugRelatedField[Backend] = serializers.SlugRelatedField(
+        slug_field="name", many=True, read_only=True
+    )
     progress = serializers.SerializerMethodField()
 
     class Meta:
@@ -108,7 +115,7 @@ class StaticRunListCreateApi(generics.ListAPIView):
                 campaign_name=data.get("campaign_name", ""),
                 sample_size=data.get("sample_size"),
                 seed=data["seed"],
-                created_by=request.user,
+                created_by=request_user(request),
             )
             services.static_run_start(run=run)
         return Response(StaticRunOutput(run).data, status=status.HTTP_201_CREATED)

@@ -263,11 +263,11 @@ def campaign_page_language(*, url_name: str, kwargs: dict[str, Any]) -> str:
     if url_name in _CAMPAIGN_PAGES_BY_TOKEN:
         rows = Campaign.objects.filter(invite_token=kwargs.get("token", ""))
     elif url_name in _CAMPAIGN_PAGES_BY_PK:
-        rows = Campaign.objects.filter(pk=kwargs.get("pk"))
+        rows = Campaign.objects.filter(pk=kwargs.get("pk"))  # type: ignore[misc]  # these URLs have a pk
     elif url_name in _DIALOGUE_PAGES:
-        rows = Campaign.objects.filter(dialogues__pk=kwargs.get("pk"))
+        rows = Campaign.objects.filter(dialogues__pk=kwargs.get("pk"))  # type: ignore[misc]  # these URLs have a pk
     elif url_name in _TURN_PAGES:
-        rows = Campaign.objects.filter(dialogues__turns__pk=kwargs.get("turn_id"))
+        rows = Campaign.objects.filter(dialogues__turns__pk=kwargs.get("turn_id"))  # type: ignore[misc]  # these URLs have a turn_id
     else:
         return ""
     return rows.values_list("interface_language", flat=True).first() or ""

@@ -372,7 +372,7 @@ def worker_participant_get(
     """The worker's participation in a campaign (with the campaign), or None if they never
     joined it."""
     return (
-        Participant.objects.select_related("campaign")
+        Participant.objects.select_related("campaign")  # type: ignore[misc]  # user_id of an anonymous user: None, no row
         .filter(campaign_id=campaign_id, user_id=user.pk)
         .first()
     )

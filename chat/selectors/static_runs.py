@@ -88,7 +88,7 @@ def static_run_answer_rows(
         row = AnswerRow(sample=sample)
         for backend in backends:
             item = by_key.get((sample.pk, backend.pk))
-            text = answers.get(item.dialogue_id) if item and item.dialogue_id else None
-            row.answers.append((backend, item, text))
+            answer = answers.get(item.dialogue_id) if item and item.dialogue_id else None
+            row.answers.append((backend, item, answer))
         rows.append(row)
     return rows

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from chat.backends.config import validate_api_key_env, validate_config
@@ -67,7 +67,7 @@ def backend_create(
     concurrency_limit: int = 4,
     timeout_s: float = 60.0,
     description: str = "",
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
 ) -> Backend:
     """Register a backend; raises `BackendConfigError` naming the field that is wrong."""
     name = name.strip()
@@ -109,7 +109,7 @@ def backend_update(
 ) -> Backend:
     """Change the given fields (others keep their value); all are validated together."""
     locked = Backend.objects.select_for_update().get(pk=backend.pk)
-    values = {
+    values: dict[str, Any] = {
         "name": locked.name if name is _UNSET else name.strip(),
         "adapter": locked.adapter if adapter is _UNSET else adapter,
         "config": locked.config if config is _UNSET else config,

@@ -13,10 +13,10 @@ import string
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import transaction
@@ -69,7 +69,7 @@ ALIAS_MAX_LENGTH = 60  # CampaignBackend.alias
 COMPLETION_CODE_PARAM = "cc"
 
 # Types of the acceptability settings (see `chat.models.default_acceptability`).
-_ACCEPTABILITY_TYPES: dict[str, type] = {
+_ACCEPTABILITY_TYPES: dict[str, type[Any]] = {
     "min_chars": int,
     "min_words": int,
     "reject_all_caps": bool,
@@ -295,7 +295,7 @@ def _check_openings(
         return None
     if any(key in errors.by_field for key in OPENING_OPTIONS):
         return None
-    current = {
+    current: dict[str, Any] = {
         "opening_dataset": campaign.opening_dataset if campaign is not None else None,
         "opening_count": campaign.opening_count if campaign is not None else 20,
         "opening_seed": campaign.opening_seed if campaign is not None else 0,
@@ -405,7 +405,7 @@ def _check_datasets(datasets: Sequence[Dataset], skills: list[Skill], errors: _E
                 errors.add(
                     "datasets",
                     _("数据集「%(dataset)s」的技能「%(skill)s」不在本活动的技能中。")
-                    % {"dataset": dataset.name, "skill": dataset.skill.key},
+                    % {"dataset": dataset.name, "skill": cast(Skill, dataset.skill).key},
                 )
         elif not Sample.objects.filter(dataset=dataset, skill_id__in=skill_ids).exists():
             errors.add(
@@ -457,7 +457,7 @@ def _check_name(name: str, errors: _Errors, *, exclude_pk: int | None = None) ->
         errors.add("name", _("请填写名称。"))
     elif len(name) > NAME_MAX_LENGTH:
         errors.add("name", _("名称不能超过 %(max)d 个字符。") % {"max": NAME_MAX_LENGTH})
-    elif Campaign.objects.filter(name=name).exclude(pk=exclude_pk).exists():
+    elif Campaign.objects.filter(name=name).exclude(pk=exclude_pk).exists():  # type: ignore[misc]  # None: a new campaign, nothing to exclude
         errors.add("name", _("已有名为「%(name)s」的评测活动。") % {"name": name})
     return name
 
@@ -519,7 +519,7 @@ def campaign_create(
     skills: list[str],
     backends: list[Backend],
     datasets: list[Dataset],
-    created_by: AbstractBaseUser | None,
+    created_by: User | None,
     aliases: Sequence[str] | None = None,
     **options: Any,
 ) -> Campaign:

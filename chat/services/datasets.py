@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, reset_queries, transaction
 
 from chat.importers import PER_LINE_SKILL_FORMATS, DatasetImportError, check_size, iter_records
@@ -100,7 +100,7 @@ def dataset_import(
     language: str,
     skill: str | None = None,
     description: str = "",
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
 ) -> Dataset:
     """Import a dataset file (opened in binary mode) all-or-nothing.
 
@@ -147,7 +147,7 @@ def _dataset_create(
     source_format: str,
     language: str,
     description: str,
-    created_by: AbstractBaseUser | None,
+    created_by: User | None,
 ) -> Dataset:
     """The empty dataset row, once its name is free and the file within the size limit."""
     if Dataset.objects.filter(name=name).exists():

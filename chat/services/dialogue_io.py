@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -330,7 +330,7 @@ def _parse_line(line: int, obj: dict[str, Any], *, skills: Iterable[str]) -> _Pa
 
 
 def _campaign_for_import(
-    *, name: str, created_by: AbstractBaseUser | None, static_answers: bool = False
+    *, name: str, created_by: User | None, static_answers: bool = False
 ) -> Campaign:
     name = name.strip()
     if not name:
@@ -388,7 +388,7 @@ def _add_backends(campaign: Campaign, backends: Iterable[Backend]) -> None:
 class _Importer:
     """Holds the state of one import: systems seen, ids seen, the batch being filled."""
 
-    def __init__(self, campaign: Campaign, created_by: AbstractBaseUser | None) -> None:
+    def __init__(self, campaign: Campaign, created_by: User | None) -> None:
         self.campaign = campaign
         self.created_by = created_by
         self.result = ImportResult(campaign=campaign)
@@ -490,7 +490,7 @@ def dialogues_import(
     *,
     fileobj: IO[bytes],
     campaign_name: str,
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
     static_answers: bool = False,
 ) -> ImportResult:
     """Import a dialogue JSONL file (opened in binary mode) into a campaign, all-or-nothing.

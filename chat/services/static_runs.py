@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import connections, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -99,7 +99,7 @@ def external_answers_store(
     skill: Skill,
     language: str,
     answers: Sequence[ExternalAnswer],
-    created_by: AbstractBaseUser | None,
+    created_by: User | None,
     batch_size: int = ITEM_BATCH_SIZE,
 ) -> Campaign:
     """Store answers generated elsewhere as the accepted single-answer dialogues of a new closed
@@ -225,7 +225,7 @@ def static_run_create(
     campaign_name: str = "",
     sample_size: int | None = None,
     seed: int = 0,
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
 ) -> StaticRun:
     """Create a run and its pending items (one per backend × selected sample); does not start it.
 

@@ -18,7 +18,7 @@ from chat.models import Backend, Skill
 from chat.selectors import backends as selectors
 from chat.services import backends as services
 from chat.services.generation import backend_connection_check
-from core.access import Role, role_required
+from core.access import AuthenticatedHttpRequest, Role, role_required
 
 # Shown beside the config editor for the adapter chosen (keys are documented in docs/backends.md).
 CONFIG_EXAMPLES = {
@@ -81,7 +81,7 @@ def backend_list(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def backend_create(request: HttpRequest) -> HttpResponse:
+def backend_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = BackendForm(request.POST or None, skills=_skills(), initial={"adapter": "openai"})
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -178,7 +178,7 @@ def backend_set_active(request: HttpRequest, pk: int) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_POST
-def backend_test(request: HttpRequest, pk: int) -> HttpResponse:
+def backend_test(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """Send one message and show latency and reply or error (a partial for htmx)."""
     backend = get_object_or_404(Backend, pk=pk)
     message = (request.POST.get("message") or "").strip()[:500] or "你好"

@@ -23,7 +23,7 @@ from chat.services import campaigns as campaign_services
 from chat.services import participation as services
 from chat.services.campaigns import CampaignError
 from chat.services.scenario_assignment import AssignmentError, scenario_assign_next
-from core.access import Role, role_required
+from core.access import AuthenticatedHttpRequest, Role, role_required
 from core.security import rate_limited
 
 _INVITE_TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{1,40}")
@@ -58,7 +58,7 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def campaign_create(request: HttpRequest) -> HttpResponse:
+def campaign_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = CampaignForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -96,7 +96,7 @@ def campaign_edit(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @role_required(Role.RESEARCHER)
-def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def campaign_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """The campaign, its invite links, progress per cell (polled by htmx) and participants."""
     try:
         campaign = selectors.campaign_get(pk=pk)
@@ -186,7 +186,7 @@ def campaign_join(request: HttpRequest, token: str) -> HttpResponse:
     bound = _bound_participant(request, campaign)
     context = {"campaign": campaign, "source": source, "current_user": request.user}
     if request.method != "POST":
-        already = Participant.objects.filter(
+        already = Participant.objects.filter(  # type: ignore[misc]  # anonymous: user_id None, no row
             campaign=campaign, user_id=request.user.pk, external_id=worker_id.strip()
         ).exists()
         if worker_id and already:  # this browser is this worker already: straight to the chat

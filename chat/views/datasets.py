@@ -15,7 +15,7 @@ from chat.models import Dataset, Language, Skill
 from chat.selectors import datasets as selectors
 from chat.selectors.collection import grounding_view
 from chat.services import datasets as services
-from core.access import Role, role_required
+from core.access import AuthenticatedHttpRequest, Role, role_required
 from core.http import jsonl_download, redirect_after_form
 
 
@@ -39,12 +39,12 @@ PAGE_TEXT_LIMIT = 1000
 
 
 @role_required(Role.RESEARCHER)
-def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def dataset_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     dataset = get_object_or_404(Dataset.objects.select_related("skill"), pk=pk)
     page = Paginator(selectors.sample_list(dataset=dataset), 20).get_page(request.GET.get("page"))
     for sample in page.object_list:  # long texts are cut; "show all" opens one sample whole
-        sample.grounding_view = grounding_view(skill=sample.skill.key, grounding=sample.grounding)
-        sample.longest = max(map(len, [*sample.context, *sample.references]), default=0)
+        sample.grounding_view = grounding_view(skill=sample.skill.key, grounding=sample.grounding)  # type: ignore[attr-defined]  # for the template
+        sample.longest = max(map(len, [*sample.context, *sample.references]), default=0)  # type: ignore[attr-defined]  # for the template
     full = request.GET.get("full", "")
     template = "chat/dataset_detail.html#samples" if request.htmx else "chat/dataset_detail.html"
     context = {
@@ -58,7 +58,7 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def dataset_upload(request: HttpRequest) -> HttpResponse:
+def dataset_upload(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = DatasetUploadForm(request.POST or None, request.FILES or None)
     import_error: DatasetImportError | None = None
     if request.method == "POST" and form.is_valid():

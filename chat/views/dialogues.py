@@ -11,7 +11,7 @@ from django.views.decorators.http import require_http_methods
 from chat.forms_static import DialogueImportForm
 from chat.models import Campaign, Dialogue, StaticRun
 from chat.services import dialogue_io
-from core.access import Role, role_required
+from core.access import AuthenticatedHttpRequest, Role, role_required
 from core.http import jsonl_download, redirect_after_form
 
 
@@ -44,7 +44,7 @@ def campaign_dialogues_export(request: HttpRequest, pk: int) -> StreamingHttpRes
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def dialogue_import(request: HttpRequest) -> HttpResponse:
+def dialogue_import(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = DialogueImportForm(request.POST or None, request.FILES or None)
     import_error: dialogue_io.DialogueImportError | None = None
     if request.method == "POST" and form.is_valid():

@@ -33,24 +33,16 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
-from django_htmx.middleware import HtmxDetails
 
 from chat.models import Dialogue, Participant
 from chat.selectors import collection as selectors
 from chat.services import campaigns, scenario_assignment
 from chat.services import collection as services
 from core.access import Role, has_role, role_required
-from core.http import wants_event_stream
+from core.http import HtmxHttpRequest, wants_event_stream
 
 PARTS = "chat/live_parts.html"
 logger = logging.getLogger(__name__)
-
-
-class HtmxHttpRequest(HttpRequest):
-    """A request as `django_htmx.middleware.HtmxMiddleware` (in `MIDDLEWARE`) leaves it, with
-    `request.htmx`: the type django-htmx's documentation defines for annotating views."""
-
-    htmx: HtmxDetails
 
 
 def _failure_message(kind: str) -> str:

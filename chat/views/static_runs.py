@@ -15,7 +15,7 @@ from chat.models import StaticRun
 from chat.selectors import static_runs as selectors
 from chat.services import dialogue_io
 from chat.services import static_runs as services
-from core.access import Role, role_required
+from core.access import AuthenticatedHttpRequest, Role, role_required
 from core.errors import ServiceError, form_add_service_errors
 from core.http import jsonl_download
 from core.models import JobStatus
@@ -33,7 +33,7 @@ def static_run_list(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def static_run_create(request: HttpRequest) -> HttpResponse:
+def static_run_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = StaticRunForm(request.POST or None, initial={"seed": 0})
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -64,7 +64,7 @@ def _progress_context(run: StaticRun) -> dict[str, object]:
 
 
 @role_required(Role.RESEARCHER)
-def static_run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def static_run_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(
         StaticRun.objects.select_related("campaign", "dataset", "created_by"), pk=pk
     )

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chat.models import Dataset
+from core.access import request_user
 from core.api import BoundedJSONObjectField, model_bounds
 from metrics.models import TrainedDiscriminator
 from metrics.scorers.discriminator import TABLE2_MODELS
@@ -18,7 +19,9 @@ from metrics.services import discriminators as services
 
 
 class DiscriminatorOutput(serializers.ModelSerializer):
-    dataset = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    dataset: serializers.SlugRelatedField[Dataset] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
 
     class Meta:
         model = TrainedDiscriminator
@@ -72,7 +75,7 @@ class DiscriminatorListApi(APIView):
             overrides=data["config"],
             vectors=data["vectors"],
             seed=data["seed"],
-            created_by=request.user,
+            created_by=request_user(request),
         )
         return Response(DiscriminatorOutput(version).data, status=status.HTTP_201_CREATED)
 

@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from annotation.models import RatingJob
 from chat.models import Language
+from core.access import request_user
 from metrics.models import FollowupSelection
 from metrics.scorers import followup
 from metrics.services import followup_selection as services
@@ -81,7 +82,9 @@ class FollowupSelectionListApi(APIView):
     def post(self, request: Request) -> Response:
         payload = FollowupSelectionInput(data=request.data)
         payload.is_valid(raise_exception=True)
-        selection = services.selection_create(**payload.validated_data, created_by=request.user)
+        selection = services.selection_create(
+            **payload.validated_data, created_by=request_user(request)
+        )
         return Response(FollowupSelectionOutput(selection).data, status=status.HTTP_201_CREATED)
 
 

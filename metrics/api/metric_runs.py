@@ -11,7 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chat.models import Campaign, StaticRun
+from chat.models import Backend, Campaign, StaticRun
+from core.access import request_user
 from core.api import BoundedJSONField, ServiceErrorOutput, refused
 from core.errors import ServiceError
 from metrics.models import Level, MetricRun, MetricScore
@@ -22,7 +23,9 @@ from metrics.views.metric_runs import DOWNLOAD_FORMATS, score_download
 
 
 class MetricRunOutput(serializers.ModelSerializer):
-    campaign = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    campaign: serializers.SlugRelatedField[Campaign] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
     campaign_id = serializers.IntegerField(read_only=True, allow_null=True)
     metric_status = serializers.SerializerMethodField()
 
@@ -54,13 +57,15 @@ class MetricRunOutput(serializers.ModelSerializer):
     def get_metric_status(self, run: MetricRun) -> dict[str, str]:
         """Per metric: ``ok``, ``unavailable: <why>``, ``partly unavailable: …`` or ``pending``."""
         return {
-            row["name"]: str(row["status"] or "pending")
+            str(row["name"]): str(row["status"] or "pending")
             for row in selectors.run_metric_status(run=run)
         }
 
 
 class MetricScoreOutput(serializers.ModelSerializer):
-    backend = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    backend: serializers.SlugRelatedField[Backend] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
     skill = serializers.CharField(source="group")
 
     class Meta:
@@ -153,7 +158,7 @@ class MetricRunListApi(generics.ListAPIView):
             static_run=data.get("static_run"),
             upload=upload,
             include_submitted=data["include_submitted"],
-            created_by=request.user,
+            created_by=request_user(request),
         )
         return Response(MetricRunOutput(run).data, status=status.HTTP_201_CREATED)
 

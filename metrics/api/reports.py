@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import mimetypes
 
+from django.contrib.auth.models import User
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -16,6 +17,7 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from chat.models import Campaign
+from core.access import request_user
 from core.api import BoundedJSONField, refused
 from core.errors import ServiceError
 from core.http import file_download
@@ -34,7 +36,9 @@ class ScoreFileRefused(ServiceError):
 
 
 class ReportOutput(serializers.ModelSerializer):
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
     downloads = serializers.SerializerMethodField()
     figures = serializers.SerializerMethodField()
 
@@ -117,7 +121,7 @@ class ReportListCreateApi(generics.ListAPIView):
         report = services.report_create(
             name=serializer.validated_data["name"],
             config=serializer.validated_data["config"],
-            created_by=request.user,
+            created_by=request_user(request),
         )
         body = ReportOutput(report, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED)
@@ -135,7 +139,7 @@ class ReportRerunApi(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         report = get_object_or_404(Report, pk=pk)
-        again = services.report_rerun(report=report, created_by=request.user)
+        again = services.report_rerun(report=report, created_by=request_user(request))
         body = ReportOutput(again, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED)
 
@@ -173,7 +177,9 @@ class ReportFigureApi(APIView):
 
 
 class ImportedRunOutput(serializers.ModelSerializer):
-    campaign = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    campaign: serializers.SlugRelatedField[Campaign] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
     scores = serializers.IntegerField(source="progress_total")
 
     class Meta:
@@ -210,7 +216,7 @@ class MetricScoreImportApi(APIView):
                 name=data["name"],
                 campaign=data["campaign"],
                 level=data["level"],
-                created_by=request.user,
+                created_by=request_user(request),
             )
         except ScoreFileError as exc:  # the statistics kernel's error: same shape as a service's
             raise ScoreFileRefused(str(exc), row=exc.row, column=exc.column or None) from exc

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from chat.models import Dataset
@@ -91,7 +91,7 @@ def discriminator_create(
     overrides: dict[str, Any] | None = None,
     vectors: str = "",
     seed: int = 0,
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
     enqueue: bool = True,
 ) -> TrainedDiscriminator:
     """Validate a training request, save it and (unless ``enqueue`` is off: the command trains

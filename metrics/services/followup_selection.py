@@ -16,10 +16,10 @@ the one they were chosen on.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Literal, cast
 
 import numpy as np
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import RatingJob
@@ -86,7 +86,7 @@ def selection_create(
     layout: str = "fed",
     normalisation: str = "mean",
     max_length: int | None = None,
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
     enqueue: bool = True,
 ) -> FollowupSelection:
     if not name.strip():
@@ -245,12 +245,16 @@ def _execute(selection: FollowupSelection, owner: str, beat: Heartbeat) -> None:
         names = chunks[0].names
         values = np.concatenate([chunk.values for chunk in chunks])
         target = np.array([human[pk] for pk in dialogue_ids])
-        search = "exhaustive" if len(names) <= followup.MAX_EXHAUSTIVE_ITEMS else "greedy"
+        search: Literal["exhaustive", "greedy"] = (
+            "exhaustive" if len(names) <= followup.MAX_EXHAUSTIVE_ITEMS else "greedy"
+        )
+        # selection_create admits only these two (and the kernel checks again)
+        criterion = cast(followup.Criterion, selection.criterion)
         chosen = followup.select_items(
             values,
             target,
             names,
-            criterion=selection.criterion,
+            criterion=criterion,
             seed=selection.seed,
             search=search,
             max_items=selection.max_items,
@@ -259,7 +263,7 @@ def _execute(selection: FollowupSelection, owner: str, beat: Heartbeat) -> None:
             values,
             target,
             names,
-            criterion=selection.criterion,
+            criterion=criterion,
             search=search,
             max_items=selection.max_items,
         )

@@ -215,7 +215,7 @@ def _chunk_rows(
             "no turn-level scores: followup_items include dialogue-level items "
             f"({', '.join(settings.followup_items or ())}); scored per dialogue only",
         )
-    group = chunk.skill.key if chunk.skill_id else ""
+    group = chunk.skill.key if chunk.skill is not None else ""
     base = {"run": run, "backend_id": chunk.backend_id}
     dialogue_level = [
         n for n in names if "dialogue" in METRICS[n].levels and (n in results or n in dialogue_only)
@@ -286,6 +286,8 @@ def _unit_rows(
     group: str,
     base: dict[str, Any],
 ) -> list[MetricScore]:
+    if result.per_response is None:
+        return []
     rows = []
     for value, position in zip(result.per_response.tolist(), positions, strict=True):
         if _finite(value):
@@ -312,6 +314,8 @@ def _dialogue_mean_rows(
     group: str,
     base: dict[str, Any],
 ) -> list[MetricScore]:
+    if result.per_response is None:
+        return []
     per_dialogue: dict[int, list[float]] = defaultdict(list)
     for value, position in zip(result.per_response.tolist(), positions, strict=True):
         if _finite(value):
@@ -420,7 +424,7 @@ def _write_chunk(
     if run.status == JobStatus.CANCELLED:
         job_finish(MetricRunChunk, chunk.pk, status=JobStatus.CANCELLED, owner=owner)
         return "cancelled"
-    scope = Q(group=chunk.skill.key) if chunk.skill_id else Q(level=Level.SYSTEM, group="")
+    scope = Q(group=chunk.skill.key) if chunk.skill is not None else Q(level=Level.SYSTEM, group="")
     if also_all:
         scope |= Q(level=Level.SYSTEM, group="")
     MetricScore.objects.filter(

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from django.conf import settings as django_settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from chat.models import Campaign, Language, Skill, StaticRun
@@ -262,7 +262,7 @@ def _import_upload(
     run_name: str,
     language: str,
     metrics: Sequence[str],
-    created_by: AbstractBaseUser | None,
+    created_by: User | None,
 ) -> Campaign:
     """Store the answers as single-turn dialogues of a new campaign: the context turns
     (alternating, the last one the user's), then the system's answer with its references.
@@ -339,7 +339,7 @@ def metric_run_create(
     static_run: StaticRun | None = None,
     upload: Upload | None = None,
     include_submitted: bool = False,
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
 ) -> MetricRun:
     """Create a run over exactly one target and enqueue its chunks once the transaction commits.
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import RatingJob
@@ -311,7 +311,7 @@ def report_create(
     *,
     name: str,
     config: Mapping[str, Any],
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
     rerun_of: Report | None = None,
 ) -> Report:
     """Check the configuration, save the report and compute it in a worker after commit."""
@@ -337,7 +337,7 @@ def report_create(
     return report
 
 
-def report_rerun(*, report: Report, created_by: AbstractBaseUser | None = None) -> Report:
+def report_rerun(*, report: Report, created_by: User | None = None) -> Report:
     """A new report with the same configuration (same seed: the same resamples).
 
     Its provenance names the original, and once computed lists what changed since (rubric

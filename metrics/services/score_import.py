@@ -24,7 +24,7 @@ import io
 from typing import IO
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -167,7 +167,7 @@ def metric_scores_import(
     name: str,
     campaign: Campaign,
     level: str,
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
 ) -> MetricRun:
     """Store a score CSV as a finished, imported MetricRun; raise ScoreFileError on bad input.
 

@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from core.access import Role, role_required
+from core.access import AuthenticatedHttpRequest, Role, role_required
 from metrics.forms_discriminators import DiscriminatorForm
 from metrics.models import JobStatus, TrainedDiscriminator
 from metrics.scorers.discriminator import TABLE2_MODELS
@@ -28,7 +28,7 @@ def discriminator_list(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def discriminator_create(request: HttpRequest) -> HttpResponse:
+def discriminator_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = DiscriminatorForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -60,7 +60,7 @@ def discriminator_create(request: HttpRequest) -> HttpResponse:
 
 
 @role_required(Role.RESEARCHER)
-def discriminator_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def discriminator_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     version = get_object_or_404(selectors.discriminator_list(), pk=pk)
     template = "metrics/discriminator_detail.html"
     if request.htmx:

@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from core.access import Role, role_required
+from core.access import AuthenticatedHttpRequest, Role, role_required
 from metrics.forms_followup import FollowupSelectionForm
 from metrics.models import FollowupSelection, JobStatus
 from metrics.services import followup_selection as services
@@ -22,7 +22,7 @@ def selection_list(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def selection_create(request: HttpRequest) -> HttpResponse:
+def selection_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = FollowupSelectionForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -52,7 +52,7 @@ def selection_create(request: HttpRequest) -> HttpResponse:
 
 
 @role_required(Role.RESEARCHER)
-def selection_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def selection_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     selection = get_object_or_404(FollowupSelection.objects.select_related("job"), pk=pk)
     template = "metrics/followup_detail.html" + ("#status" if request.htmx else "")
     active = selection.status in (JobStatus.PENDING, JobStatus.RUNNING)

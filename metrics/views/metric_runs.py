@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import TypedDict
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -12,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from chat.models import Skill
-from core.access import Role, role_required
+from core.access import AuthenticatedHttpRequest, Role, role_required
 from core.http import csv_download, jsonl_download
 from metrics.forms import MetricRunForm
 from metrics.models import JobStatus, Level, MetricRun
@@ -73,7 +74,7 @@ def run_preflight(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def run_create(request: HttpRequest) -> HttpResponse:
+def run_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     initial: dict[str, object] = {
         "campaign": request.GET.get("campaign"),
         "static_run": request.GET.get("static_run"),
@@ -81,7 +82,7 @@ def run_create(request: HttpRequest) -> HttpResponse:
     if initial["static_run"]:  # "compute metrics" on a finished static run
         initial["target"] = MetricRun.Target.STATIC_RUN
     # A next step may preselect metrics or presets (`?metrics=msde16`); unknown names are dropped.
-    known = {value for value, _label in MetricRunForm.base_fields["metrics"].choices}
+    known = {value for value, _label in MetricRunForm.base_fields["metrics"].choices}  # type: ignore[attr-defined]  # a MultipleChoiceField with a list
     chosen = [name for name in request.GET.getlist("metrics") if name in known]
     if chosen:
         initial["metrics"] = chosen
@@ -132,7 +133,7 @@ def run_create(request: HttpRequest) -> HttpResponse:
 
 
 @role_required(Role.RESEARCHER)
-def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def run_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(
         MetricRun.objects.select_related("campaign", "static_run", "created_by"), pk=pk
     )
@@ -175,7 +176,12 @@ def run_resume(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("metrics:metric-run-detail", pk=run.pk)
 
 
-def _filters(request: HttpRequest) -> dict[str, object]:
+class _Filters(TypedDict):
+    backend_id: int | None
+    group: str | None
+
+
+def _filters(request: HttpRequest) -> _Filters:
     backend = request.GET.get("backend") or ""
     return {
         "backend_id": int(backend) if backend.isdigit() else None,

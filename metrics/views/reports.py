@@ -15,7 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
 from annotation.models import RatingJob
-from core.access import Role, role_required
+from core.access import AuthenticatedHttpRequest, Role, role_required
 from core.http import file_download, redirect_after_form
 from metrics.analysis.scores import ScoreFileError
 from metrics.analysis.tables import (
@@ -49,7 +49,7 @@ def report_list(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def report_create(request: HttpRequest) -> HttpResponse:
+def report_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     # "Correlate with a rating job" on a finished metric run lands here with the run chosen.
     # The researcher home's "correlate" step also chooses the rating job.
     chosen = [v for v in request.GET.getlist("metric_runs") if v.isdigit()]
@@ -87,7 +87,7 @@ def _figures(report: Report) -> dict[str, list[str]]:
 
 
 @role_required(Role.RESEARCHER)
-def report_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def report_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     report = get_object_or_404(Report.objects.select_related("created_by"), pk=pk)
     busy = report.status in (JobStatus.PENDING, JobStatus.RUNNING)
     if request.htmx:
@@ -136,7 +136,7 @@ def report_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @role_required(Role.RESEARCHER)
 @require_POST
-def report_rerun(request: HttpRequest, pk: int) -> HttpResponse:
+def report_rerun(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     report = get_object_or_404(Report, pk=pk)
     try:
         again = services.report_rerun(report=report, created_by=request.user)
@@ -190,7 +190,7 @@ def report_figure(request: HttpRequest, pk: int, name: str) -> FileResponse:
 
 @role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
-def score_import(request: HttpRequest) -> HttpResponse:
+def score_import(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = ScoreImportForm(request.POST or None, request.FILES or None)
     import_error: ScoreFileError | None = None
     if request.method == "POST" and form.is_valid():

@@ -1,5 +1,10 @@
 import pytest
+from django.contrib.auth.models import AnonymousUser
+from django.core.exceptions import PermissionDenied
 from django.urls import reverse
+from rest_framework.request import Request
+
+from core.access import request_user
 
 pytestmark = pytest.mark.django_db
 
@@ -81,3 +86,13 @@ def test_staff_admin_passes_every_role_check(db, client):
     admin = User.objects.create_user("boss", password="x", is_staff=True)
     client.force_login(admin)
     assert client.get(reverse("chat:dataset-list")).status_code == 200
+
+
+def test_request_user_gives_the_signed_in_user_and_refuses_anonymous(rf, researcher):
+    signed_in = Request(rf.get("/"))
+    signed_in.user = researcher
+    assert request_user(signed_in) == researcher
+    anonymous = Request(rf.get("/"))
+    anonymous.user = AnonymousUser()
+    with pytest.raises(PermissionDenied):
+        request_user(anonymous)
