@@ -495,8 +495,8 @@ async def _reply_events(
     follow: AsyncGenerator[replies.ReplyEvent, None],
 ) -> AsyncGenerator[str, None]:
     """A reply's events (`replies.reply_follow`) as server-sent events."""
-    async with aclosing(follow) as replies:
-        async for event in replies:
+    async with aclosing(follow) as events:
+        async for event in events:
             if isinstance(event, replies.ReplyChunk):
                 yield _sse("chunk", event.text, event.cursor)
             elif isinstance(event, replies.ReplyReset):
