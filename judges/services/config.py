@@ -100,6 +100,7 @@ def check_templates(templates: Mapping[str, Any] | None) -> dict[str, str]:
 
 
 def check_backend(backend: Backend) -> None:
+    """The judge's backend can be called now (a run checks again: it may have been deactivated)."""
     if backend.adapter == Backend.Adapter.IMPORTED:
         raise JudgeError("an imported system cannot be called, so it cannot judge", field="backend")
     if not backend.active:
