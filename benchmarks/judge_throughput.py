@@ -159,9 +159,10 @@ def main() -> None:
     from chat.models import Backend
     from judges import services
     from judges.models import Judge, JudgeCacheEntry, JudgeRun
+    from judges.services import planning
 
     if args.part_size:
-        services.PART_SIZE = args.part_size
+        planning.PART_SIZE = args.part_size
 
     parent, child = multiprocessing.Pipe()
     server = multiprocessing.get_context("fork").Process(
@@ -202,7 +203,7 @@ def main() -> None:
         print(
             f"dialogues: {args.dialogues} × MSDE rubric · systems: {args.systems} · "
             f"latency {args.latency * 1000:.0f} ms · concurrency {args.concurrency} · "
-            f"workers {args.workers} · part size {services.PART_SIZE}"
+            f"workers {args.workers} · part size {planning.PART_SIZE}"
         )
         print(
             f"run create (render prompts, estimate, chunks): {create_s:.2f} s "

@@ -18,7 +18,7 @@ from django.urls import Resolver404, resolve
 from django.utils import translation
 
 from chat.selectors.campaigns import campaign_page_language
-from chat.services.collection import in_db_thread
+from chat.services.db_threads import in_db_thread
 from core.http import wants_event_stream
 
 # Only the crowdworker pages can belong to a campaign; other paths skip the lookup.

@@ -36,7 +36,7 @@ class Judge(Versioned):
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="judges")
     mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.DIRECT)
     # temperature, max_tokens, n, aggregate (mean|majority), geval, top_logprobs, seed,
-    # rate_limit_per_s; checked by judges.services.check_sampling.
+    # rate_limit_per_s; checked by judges.services.config.check_sampling.
     sampling = models.JSONField(default=dict, blank=True)
     structured = models.CharField(
         max_length=12, choices=Structured.choices, default=Structured.AUTO

@@ -20,7 +20,8 @@ from annotation.selectors.human_scores import human_scores, job_answers, model_t
 from chat.models import Backend, Dialogue, Turn
 from judges import analysis, parsing
 from judges.models import Judge, JudgeAnswer, JudgeRun
-from judges.services import judge_config, pair_outcomes
+from judges.scoring import pair_outcomes
+from judges.services import judge_config
 from metrics.models import Level, MetricRun, MetricScore
 
 

@@ -30,7 +30,7 @@ from django.conf import settings
 
 CHUNK = "chunk"  # data: {"t": text}
 RESET = "reset"  # an earlier generation died mid-reply: the text so far is void, a new one starts
-SAVED = "saved"  # data: the saved turn and the dialogue's state (see collection._saved_payload)
+SAVED = "saved"  # data: the saved turn and the dialogue's state (see replies._saved_data)
 FAILED = "failed"  # data: {"kind": ..., "detail": ...}
 TERMINAL = frozenset({SAVED, FAILED})
 

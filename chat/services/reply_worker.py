@@ -2,8 +2,8 @@
 (`manage.py chat_worker`; docker-compose's `chat-worker`).
 
 The web process that saves an utterance places the reply's claim and queues a job in one Redis
-step (`collection.reply_dispatch`); a worker takes jobs off the list with a blocking pop and runs
-each as a task on its event loop (`collection.reply_generate`), at most `concurrency` at once.
+step (`replies.reply_dispatch`); a worker takes jobs off the list with a blocking pop and runs
+each as a task on its event loop (`replies.reply_generate`), at most `concurrency` at once.
 Why not a Celery queue (decision 49): a generation is a coroutine that mostly waits on the model
 server, and Celery ran it on a thread of its pool that handed it to an event loop, with kombu's
 acknowledgement bookkeeping around it: about a third of the worker's CPU per turn and four thread
@@ -13,12 +13,12 @@ Delivery is at most once, and nothing is lost by that: a job popped by a worker 
 it claims the utterance leaves the dispatch claim to expire (`CHAT_DISPATCH_TTL_S`), a worker
 that dies mid-reply leaves its own claim to expire (`CHAT_CLAIM_TTL_S`), and then the browser
 following the reply (or its reconnect, or the next page load) queues it again
-(`collection.reply_follow`). The claim keeps every generation to one.
+(`replies.reply_follow`). The claim keeps every generation to one.
 
 Each worker keeps a key alive in Redis while it runs (`CHAT_WORKER_HEARTBEAT_S`):
 `manage.py chat_worker --ping` (docker-compose's health check), `/healthz` (`chat_workers_health`)
 and the tests read it. With no worker at all, a queued reply fails after
-`CHAT_UNCLAIMED_TIMEOUT_S` (`collection._give_up_unclaimed`) instead of waiting for ever.
+`CHAT_UNCLAIMED_TIMEOUT_S` (`replies._give_up_unclaimed`) instead of waiting for ever.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any
 from django.conf import settings
 
 from chat.backends.httpcommon import kept_connections
-from chat.services.collection import reply_generate, reply_queue_key, reply_worker_key
+from chat.services.replies import reply_generate, reply_queue_key, reply_worker_key
 from chat.services.reply_streams import RedisReplyStreams, gather_quietly, reply_streams
 from core.errors import ServiceError
 
@@ -70,7 +70,7 @@ async def _run_job(raw: str) -> None:
     except (ValueError, KeyError, TypeError):
         logger.error("chat worker: dropped a malformed job %r", raw[:200])
         return
-    # (Cancelled when it lost its claim to another generator, `collection._keep_claim`, which
+    # (Cancelled when it lost its claim to another generator, `replies._keep_claim`, which
     # says so in the log, or when a stopping worker's grace ran out.)
     try:
         await reply_generate(utterance_id=utterance_id, dispatch_token=token)

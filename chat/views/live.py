@@ -3,9 +3,9 @@
 The chat path (page, send, stream, retry, grounding ticks, submit) is async views: under ASGI a
 sync view runs on a thread of its own per request and opens a database connection of its own,
 so at load every POST waits for both. Their ORM work runs on the chat's database threads
-(`services.in_db_thread`: a fixed set with kept-open connections). A test keeps the chat path
+(`chat.services.db_threads`: a fixed set with kept-open connections). A test keeps the chat path
 async. The stream returns `text/event-stream` from an async iterator, so each chunk leaves as
-soon as the model sends it; it only follows the reply's stream (see `chat.services.collection`),
+soon as the model sends it; it only follows the reply's stream (see `chat.services.replies`),
 so a client that goes away never stops or half-saves a reply, and any web process can serve it.
 """
 
@@ -36,8 +36,9 @@ from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 
 from chat.models import Dialogue, Participant
 from chat.selectors import collection as selectors
-from chat.services import campaigns, scenario_assignment
+from chat.services import campaigns, replies, scenario_assignment
 from chat.services import collection as services
+from chat.services.db_threads import in_db_thread
 from core.access import Role, has_role, role_required
 from core.http import HtmxHttpRequest, wants_event_stream
 
@@ -60,7 +61,7 @@ def _failure_message(kind: str) -> str:
     return messages_by_kind.get(kind, _("模型回复失败。"))
 
 
-def _failure_context(dialogue_id: int, failure: services.ReplyFailed) -> dict[str, Any]:
+def _failure_context(dialogue_id: int, failure: replies.ReplyFailed) -> dict[str, Any]:
     """What the worker sees of a failed reply: a neutral message in their language and the
     retry button. The backend's own message can name the model and internal hosts (breaking the
     blind aliases), so it never reaches the page: the generator records it for researchers
@@ -75,10 +76,10 @@ def _failure_context(dialogue_id: int, failure: services.ReplyFailed) -> dict[st
 
 
 def _dialogue_context(
-    request: HtmxHttpRequest, dialogue: Dialogue, failure: services.ReplyFailed | None = None
+    request: HtmxHttpRequest, dialogue: Dialogue, failure: replies.ReplyFailed | None = None
 ) -> dict[str, Any]:
-    """Everything the chat page shows (sync: run it with `services.in_db_thread`). `failure`
-    is the failed reply to the last utterance, from `services.reply_failure`."""
+    """Everything the chat page shows (sync: run it with `in_db_thread`). `failure`
+    is the failed reply to the last utterance, from `replies.reply_failure`."""
     turns = selectors.dialogue_turns(dialogue=dialogue)
     state = selectors.chat_state(dialogue=dialogue, turns=turns)
     failure = failure if state.awaiting_reply else None
@@ -140,7 +141,7 @@ def _crowdworker_view(*, anonymous: str = "login") -> Callable[[AsyncView], Asyn
     def decorator(view: AsyncView) -> AsyncView:
         @wraps(view)
         async def wrapped(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-            verdict = await services.in_db_thread(_crowdworker_verdict, request)
+            verdict = await in_db_thread(_crowdworker_verdict, request)
             if not verdict:
                 return _refused(request, verdict, anonymous=anonymous)
             return await view(request, *args, **kwargs)
@@ -151,7 +152,7 @@ def _crowdworker_view(*, anonymous: str = "login") -> Callable[[AsyncView], Asyn
 
 
 async def _worker_dialogue(request: HtmxHttpRequest, pk: int) -> Dialogue:
-    return await services.in_db_thread(selectors.worker_dialogue_get, user=request.user, pk=pk)
+    return await in_db_thread(selectors.worker_dialogue_get, user=request.user, pk=pk)
 
 
 def _in_request_language(request: HttpRequest, func: Any, *args: Any, **kw: Any) -> Any:
@@ -164,14 +165,14 @@ def _in_request_language(request: HttpRequest, func: Any, *args: Any, **kw: Any)
 async def _render(
     request: HtmxHttpRequest, template: str, context: dict[str, Any], **kw: Any
 ) -> HttpResponse:
-    return await services.in_db_thread(
+    return await in_db_thread(
         _in_request_language, request, render, request, template, context, **kw
     )
 
 
 async def _page_context(request: HtmxHttpRequest, dialogue: Dialogue) -> dict[str, Any]:
-    failure = await services.reply_failure(dialogue=dialogue)
-    return await services.in_db_thread(
+    failure = await replies.reply_failure(dialogue=dialogue)
+    return await in_db_thread(
         _in_request_language, request, _dialogue_context, request, dialogue, failure
     )
 
@@ -190,7 +191,7 @@ async def dialogue_page(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 
 async def _refusal(request: HtmxHttpRequest, pk: int, errors: list[str]) -> HttpResponse:
     if request.htmx or wants_event_stream(request):
-        html = await services.in_db_thread(
+        html = await in_db_thread(
             render_to_string, PARTS + "#composer-error", {"errors": errors}, request=request
         )
         return reswap(retarget(HttpResponse(html, status=422), "#composer-error"), "outerHTML")
@@ -266,11 +267,11 @@ async def dialogue_send(request: HtmxHttpRequest, pk: int) -> HttpResponseBase:
         # The reply's job leaves now, from the event loop, while this thread renders `sent`:
         # the fragments are off the way from the utterance to the model (docs/scaling.md).
         dispatched = asyncio.run_coroutine_threadsafe(
-            services.reply_dispatch(utterance_id=posted.turn.pk), loop
+            replies.reply_dispatch(utterance_id=posted.turn.pk), loop
         )
         return posted, dispatched, _sent_payload(request, posted) if streamed else ""
 
-    outcome, dispatched, sent = await services.in_db_thread(post)
+    outcome, dispatched, sent = await in_db_thread(post)
     if outcome is None or isinstance(outcome, bool):
         return _refused(request, outcome, anonymous="login")
     if isinstance(outcome, list):
@@ -281,7 +282,7 @@ async def dialogue_send(request: HtmxHttpRequest, pk: int) -> HttpResponseBase:
         return redirect("chat:live-dialogue", pk=pk)
     dialogue = outcome.dialogue
     alias = selectors.backend_alias(dialogue=dialogue)
-    follow = services.reply_follow_dispatched(utterance_id=outcome.turn.pk)
+    follow = replies.reply_follow_dispatched(utterance_id=outcome.turn.pk)
     return _event_stream(_sent_then_reply(sent, _reply_events(request, dialogue, alias, follow)))
 
 
@@ -300,7 +301,7 @@ async def _sent_then_reply(
 async def dialogue_retry(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     dialogue = await _worker_dialogue(request, pk)
     try:
-        await services.reply_retry(dialogue=dialogue)
+        await replies.reply_retry(dialogue=dialogue)
     except services.CollectionError as exc:
         if request.htmx:
             return HttpResponseClientRedirect(reverse("chat:live-dialogue", args=[dialogue.pk]))
@@ -308,7 +309,7 @@ async def dialogue_retry(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         return redirect("chat:live-dialogue", pk=dialogue.pk)
     if not request.htmx:
         return redirect("chat:live-dialogue", pk=dialogue.pk)
-    alias = await services.in_db_thread(selectors.backend_alias, dialogue=dialogue)
+    alias = await in_db_thread(selectors.backend_alias, dialogue=dialogue)
     context = {"dialogue_id": dialogue.pk, "alias": alias}
     return await _render(request, PARTS + "#pending", context)
 
@@ -318,12 +319,12 @@ async def dialogue_retry(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 async def dialogue_grounding(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     dialogue = await _worker_dialogue(request, pk)
     try:
-        dialogue = await services.in_db_thread(
+        dialogue = await in_db_thread(
             services.grounding_tick, dialogue=dialogue, item_ids=request.POST.getlist("used")
         )
     except services.CollectionError as exc:
         if request.htmx:
-            html = await services.in_db_thread(
+            html = await in_db_thread(
                 render_to_string, PARTS + "#composer-error", {"errors": [str(exc)]}, request=request
             )
             return reswap(retarget(HttpResponse(html, status=422), "#composer-error"), "outerHTML")
@@ -337,7 +338,7 @@ async def dialogue_grounding(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         context["oob"] = True
         return render(request, PARTS + "#status", context)
 
-    return await services.in_db_thread(status)
+    return await in_db_thread(status)
 
 
 def _after_submit(request: HtmxHttpRequest, participant: Participant | None) -> HttpResponse:
@@ -385,7 +386,7 @@ async def dialogue_submit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             return redirect("chat:live-completion", pk=participant.campaign_id)
         return _after_submit(request, participant)
 
-    return await services.in_db_thread(submit)
+    return await in_db_thread(submit)
 
 
 @role_required(Role.CROWDWORKER)
@@ -459,7 +460,7 @@ def _sse(event: str, data: Any, event_id: str = "") -> str:
     return f"{head}event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def _saved_html(request: HtmxHttpRequest, event: services.ReplySaved, alias: str, pk: int) -> str:
+def _saved_html(request: HtmxHttpRequest, event: replies.ReplySaved, alias: str, pk: int) -> str:
     # Rendered from what the event carries (no query), with the request so that the status
     # bar's finish form gets its CSRF token.
     context = {
@@ -483,22 +484,20 @@ async def _reply_events(
     request: HtmxHttpRequest,
     dialogue: Dialogue,
     alias: str,
-    follow: AsyncGenerator[services.ReplyEvent, None],
+    follow: AsyncGenerator[replies.ReplyEvent, None],
 ) -> AsyncGenerator[str, None]:
-    """A reply's events (`services.reply_follow`) as server-sent events."""
-    async with aclosing(follow) as replies:
-        async for event in replies:
-            if isinstance(event, services.ReplyChunk):
+    """A reply's events (`replies.reply_follow`) as server-sent events."""
+    async with aclosing(follow) as events:
+        async for event in events:
+            if isinstance(event, replies.ReplyChunk):
                 yield _sse("chunk", event.text, event.cursor)
-            elif isinstance(event, services.ReplyReset):
+            elif isinstance(event, replies.ReplyReset):
                 yield _sse("reset", "", event.cursor)
-            elif isinstance(event, services.ReplySaved):
-                payload = await services.in_db_thread(
-                    _saved_html, request, event, alias, dialogue.pk
-                )
+            elif isinstance(event, replies.ReplySaved):
+                payload = await in_db_thread(_saved_html, request, event, alias, dialogue.pk)
                 yield f"id: {event.cursor}\nevent: saved\ndata: {payload}\n\n"
             else:
-                html = await services.in_db_thread(
+                html = await in_db_thread(
                     render_to_string,
                     PARTS + "#failed",
                     _failure_context(dialogue.pk, event),
@@ -516,13 +515,13 @@ async def dialogue_stream(request: HtmxHttpRequest, pk: int) -> HttpResponseBase
     a reconnect that sends it back as `Last-Event-ID` (to this process or any other) continues
     right after it."""
     try:
-        after = services.parse_cursor(request.headers.get("Last-Event-ID"))
+        after = replies.parse_cursor(request.headers.get("Last-Event-ID"))
     except ValueError as exc:
         return HttpResponseBadRequest(str(exc))
 
-    dialogue = await services.in_db_thread(selectors.worker_dialogue_get, user=request.user, pk=pk)
+    dialogue = await in_db_thread(selectors.worker_dialogue_get, user=request.user, pk=pk)
     alias = selectors.backend_alias(dialogue=dialogue)
-    follow = services.reply_follow(dialogue=dialogue, after=after)
+    follow = replies.reply_follow(dialogue=dialogue, after=after)
     return _event_stream(_reply_events(request, dialogue, alias, follow))
 
 

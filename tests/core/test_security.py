@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import reverse
 
 from chat.models import Campaign, Participant
-from chat.services.collection import ReplyFailed
+from chat.services.replies import ReplyFailed
 from chat.views import live
 from tests.chat.factories import CampaignFactory
 from tests.conftest import REPO_ROOT, make_user

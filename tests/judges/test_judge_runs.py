@@ -15,6 +15,8 @@ from chat.models import Backend
 from core.jobs import job_claim
 from judges import services
 from judges.models import JudgeAnswer, JudgeRun
+from judges.services import chunks as judge_chunks
+from judges.services import runs as judge_runs
 from metrics.models import JobStatus, MetricRun, MetricRunChunk, MetricScore
 from metrics.services import metric_run_scoring
 from metrics.services import metric_runs as metric_run_services
@@ -218,7 +220,7 @@ def test_a_failing_judge_chunk_that_lost_its_lease_leaves_the_new_owners_chunk_a
     chunk = run.chunks.order_by("pk").first()
     assert job_claim(MetricRunChunk, chunk.pk, owner="second-worker")
 
-    assert services.judge_chunk_score(chunk.pk, "first-worker") == "failed"
+    assert judge_chunks.judge_chunk_score(chunk.pk, "first-worker") == "failed"
     chunk.refresh_from_db()
     assert (chunk.status, chunk.lease_owner, chunk.error) == (
         JobStatus.RUNNING,
@@ -227,7 +229,7 @@ def test_a_failing_judge_chunk_that_lost_its_lease_leaves_the_new_owners_chunk_a
     )
 
     # The owner's own failure does end it, with the reason.
-    assert services.judge_chunk_score(chunk.pk, "second-worker") == "failed"
+    assert judge_chunks.judge_chunk_score(chunk.pk, "second-worker") == "failed"
     chunk.refresh_from_db()
     assert chunk.status == JobStatus.FAILED and "HTTP 500" in chunk.error
     assert chunk.lease_owner == ""
@@ -238,8 +240,8 @@ def test_creating_a_judge_run_plans_its_parts_once(server):
     study = make_study(dialogues_per_cell=2)
     judge = make_judge(server)
     with (
-        mock.patch.object(services, "plan_parts", wraps=services.plan_parts) as planned,
-        mock.patch.object(services, "load_dialogues", wraps=services.load_dialogues) as loaded,
+        mock.patch.object(judge_runs, "plan_parts", wraps=judge_runs.plan_parts) as planned,
+        mock.patch.object(judge_runs, "load_dialogues", wraps=judge_runs.load_dialogues) as loaded,
     ):
         run = services.judge_run_create(judge=judge, campaign=study.campaign)
     chunks = run.chunks.count()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from chat.services.collection import _ChunkWriter
+from chat.services.replies import _ChunkWriter
 from chat.services.reply_streams import MemoryReplyStreams
 
 

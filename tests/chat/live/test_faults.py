@@ -21,7 +21,7 @@ from django.test import Client
 from django.urls import reverse
 
 from chat.models import ReplyFailure, Turn
-from chat.services import collection, reply_worker
+from chat.services import replies, reply_worker
 from chat.services.reply_streams import RedisReplyStreams
 from core.access import Role
 from core.health import health_check
@@ -67,7 +67,7 @@ def _queued(streams: RedisReplyStreams) -> list[str]:
     async def read() -> list[str]:
         client = aioredis.Redis.from_url(streams.url, decode_responses=True)
         try:
-            return await client.lrange(collection.reply_queue_key(), 0, -1)
+            return await client.lrange(replies.reply_queue_key(), 0, -1)
         finally:
             await client.aclose()
 
@@ -142,7 +142,7 @@ def test_a_reply_that_live_but_saturated_workers_never_take_fails_as_busy(
         # A worker alive by its heartbeat that takes no job (all its slots are taken).
         client = aioredis.Redis.from_url(on_redis.url, decode_responses=True)
         beat = json.dumps({"running": 100, "at": time.time()})
-        await client.set(collection.reply_worker_key("saturated:1"), beat, ex=60)
+        await client.set(replies.reply_worker_key("saturated:1"), beat, ex=60)
         await client.aclose()
         async with browser(asgi_server, cookies) as http:
             await send(http, chat.dialogue.pk, HELLO)
@@ -166,7 +166,7 @@ def test_past_the_queue_bound_a_send_answers_busy_with_a_retry_not_an_error(
 
     async def flow():
         client = aioredis.Redis.from_url(on_redis.url, decode_responses=True)
-        await client.rpush(collection.reply_queue_key(), "waiting-1", "waiting-2")
+        await client.rpush(replies.reply_queue_key(), "waiting-1", "waiting-2")
         await client.aclose()
         async with browser(asgi_server, cookies) as http:
             sent = await send(http, chat.dialogue.pk, HELLO)
@@ -190,7 +190,7 @@ def test_healthz_lists_the_live_chat_workers_and_the_reply_queue(on_redis):
     async def with_a_worker():
         stop = asyncio.Event()
         client = aioredis.Redis.from_url(on_redis.url, decode_responses=True)
-        await client.rpush(collection.reply_queue_key(), "not a job")  # dropped by the worker
+        await client.rpush(replies.reply_queue_key(), "not a job")  # dropped by the worker
         await client.aclose()
         worker = asyncio.create_task(
             reply_worker.reply_worker_run(concurrency=3, stop=stop, grace_s=1)
@@ -220,7 +220,7 @@ def test_healthz_lists_the_live_chat_workers_and_the_reply_queue(on_redis):
 def test_a_redis_connection_dropped_under_the_pool_is_replaced_without_an_error(on_redis):
     """What a Redis restart does to every pooled connection, done to one (`CLIENT KILL ID`: the
     other users of this Redis keep theirs). The next command on it must succeed."""
-    key = collection.reply_key(utterance_id=7)
+    key = replies.reply_key(utterance_id=7)
 
     async def flow():
         client = on_redis._client()
@@ -249,7 +249,7 @@ def test_a_reply_whose_save_failed_on_a_database_error_is_saved_by_itself(
     chat = make_chat()
     fake_openai.set_behaviour(reply=REPLY)
     utterance = Turn.objects.create(dialogue=chat.dialogue, index=0, speaker="user", text=HELLO)
-    real_save = collection._save
+    real_save = replies._save
     failures: list[int] = []
 
     def save_after_two_failures(*args, **kwargs):
@@ -258,13 +258,11 @@ def test_a_reply_whose_save_failed_on_a_database_error_is_saved_by_itself(
             raise OperationalError("server closed the connection unexpectedly")
         return real_save(*args, **kwargs)
 
-    monkeypatch.setattr(collection, "_save", save_after_two_failures)
+    monkeypatch.setattr(replies, "_save", save_after_two_failures)
 
     async def generate():
-        generated = await collection.reply_generate(utterance_id=utterance.pk)
-        last = await collection.reply_streams().last(
-            collection.reply_key(utterance_id=utterance.pk)
-        )
+        generated = await replies.reply_generate(utterance_id=utterance.pk)
+        last = await replies.reply_streams().last(replies.reply_key(utterance_id=utterance.pk))
         return generated, last
 
     generated, last = run(generate())
@@ -285,13 +283,11 @@ def test_a_save_that_keeps_failing_ends_as_a_failure_with_a_retry(
     def down(*args, **kwargs):
         raise OperationalError("the database system is starting up")
 
-    monkeypatch.setattr(collection, "_save", down)
+    monkeypatch.setattr(replies, "_save", down)
 
     async def generate():
-        await collection.reply_generate(utterance_id=utterance.pk)
-        return await collection.reply_streams().last(
-            collection.reply_key(utterance_id=utterance.pk)
-        )
+        await replies.reply_generate(utterance_id=utterance.pk)
+        return await replies.reply_streams().last(replies.reply_key(utterance_id=utterance.pk))
 
     last = run(generate())
     assert last is not None and last.kind == "failed" and last.data["kind"] == "unavailable"

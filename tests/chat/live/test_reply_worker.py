@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from chat.services import collection, reply_worker
+from chat.services import replies, reply_worker
 from chat.services.reply_streams import RedisReplyStreams
 from tests.conftest import REPO_ROOT
 
@@ -36,10 +36,10 @@ def on_redis(settings):
 @needs_redis
 def test_a_reply_is_queued_once_with_its_claim(on_redis):
     async def flow():
-        first = await collection.reply_dispatch(utterance_id=41)
-        second = await collection.reply_dispatch(utterance_id=41)  # a listener arriving next
-        queued = await on_redis._client().lrange(collection.reply_queue_key(), 0, -1)
-        holder = await on_redis.holder(collection.reply_key(utterance_id=41))
+        first = await replies.reply_dispatch(utterance_id=41)
+        second = await replies.reply_dispatch(utterance_id=41)  # a listener arriving next
+        queued = await on_redis._client().lrange(replies.reply_queue_key(), 0, -1)
+        holder = await on_redis.holder(replies.reply_key(utterance_id=41))
         return first, second, queued, holder
 
     first, second, queued, holder = asyncio.run(flow())
@@ -71,7 +71,7 @@ def test_the_worker_runs_jobs_concurrently_up_to_its_limit_and_finishes_them_on_
     monkeypatch.setattr(reply_worker, "reply_generate", fake_generate)
 
     async def flow():
-        queue = collection.reply_queue_key()
+        queue = replies.reply_queue_key()
         client = on_redis._client()
         await client.rpush(
             queue,
@@ -116,7 +116,7 @@ def test_a_stopping_worker_cancels_what_is_still_running_after_the_grace(on_redi
 
     async def flow():
         await on_redis._client().rpush(
-            collection.reply_queue_key(), json.dumps({"utterance": 9, "token": "t"})
+            replies.reply_queue_key(), json.dumps({"utterance": 9, "token": "t"})
         )
         stop = asyncio.Event()
         worker = asyncio.create_task(
@@ -127,7 +127,7 @@ def test_a_stopping_worker_cancels_what_is_still_running_after_the_grace(on_redi
         await asyncio.wait_for(worker, 10)
 
     asyncio.run(flow())
-    # Cut off: its claim lapses and the reply's listener queues it again (collection).
+    # Cut off: its claim lapses and the reply's listener queues it again (replies).
     assert cancelled == [9]
 
 

@@ -358,7 +358,7 @@ def test_the_page_of_a_dialogue_awaiting_its_reply_reloads_on_any_process(
 def _claim_holder(utterance_id: int) -> str | None:
     import redis
 
-    from chat.services.collection import reply_key
+    from chat.services.replies import reply_key
 
     client = redis.Redis.from_url(settings.CELERY_BROKER_URL, decode_responses=True)
     try:
@@ -425,7 +425,7 @@ def test_a_chat_worker_killed_mid_reply_loses_nothing(tier, fake_openai, make_ch
     assert chat.dialogue.turns.count() == 2
     # A job for this utterance queued again now (a late listener, a doubled job) finds the
     # reply done and calls nobody.
-    from chat.services.collection import reply_generate
+    from chat.services.replies import reply_generate
 
     assert not run(reply_generate(utterance_id=utterance, dispatch_token="queued:late"))
     assert chat.dialogue.turns.count() == 2
