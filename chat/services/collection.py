@@ -124,9 +124,11 @@ def worker_turn_post(
             Dialogue.objects.filter(pk=locked.pk).update(updated_at=timezone.now())
             return PostedUtterance(locked, turn, chat_state(dialogue=locked, turns=[*turns, turn]))
     # Recorded outside the dialogue's transaction: the refusal stands even if recording fails.
-    participant = Participant.objects.filter(
-        campaign_id=locked.campaign_id, user_id=locked.worker_id
-    ).first()
+    participant = (
+        Participant.objects.filter(campaign_id=locked.campaign_id, user_id=locked.worker_id).first()
+        if locked.worker_id is not None
+        else None
+    )
     flagged = acceptability.violation_record(participant=participant) if participant else False
     raise UtteranceRefused([v.message for v in violations], flagged=flagged)
 

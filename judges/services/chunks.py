@@ -49,6 +49,7 @@ from judges.services.config import judge_config
 from judges.services.execution import (
     ItemResult,
     PartTraffic,
+    SampleResult,
     attempt_params,
     cache_key,
     cached_responses,
@@ -210,11 +211,12 @@ def _answer_rows(run: MetricRun, results: Sequence[ItemResult]) -> list[JudgeAns
     rows = []
     for result in results:
         item = result.item
-        samples = result.samples or [None]
+        samples: list[SampleResult | None] = [*result.samples] or [None]
         for index, sample in enumerate(samples):
+            status: str
             if sample is None:
                 status, raw, values, problems, rationale, finish = (
-                    JudgeAnswer.Status.ERROR,
+                    JudgeAnswer.Status.ERROR.value,
                     "",
                     {},
                     [result.error or "no answer"],

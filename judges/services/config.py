@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import Rubric
@@ -29,7 +29,8 @@ from judges.scoring import JudgeConfig
 NAME_MAX_LENGTH = 160
 MAX_SAMPLES = 20
 MAX_ATTEMPTS = 10
-SAMPLING_KEYS = {
+# name → (type, bounds…): a number's (min, max), a string's allowed values, a flag's nothing.
+SAMPLING_KEYS: dict[str, tuple[Any, ...]] = {
     "temperature": (float, 0.0, 2.0),
     "max_tokens": (int, 1, 32_768),
     "n": (int, 1, MAX_SAMPLES),
@@ -143,7 +144,7 @@ def judge_create(
     price_output: float = 0.0,
     description: str = "",
     key: str | None = None,
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
 ) -> Judge:
     """A new judge (version 1 of a new key). Raises :class:`JudgeError` naming the field."""
     name = name.strip()
@@ -217,9 +218,7 @@ def _save(judge: Judge, **fields: Any) -> Judge:
 
 
 @transaction.atomic
-def judge_new_version(
-    *, judge: Judge, created_by: AbstractBaseUser | None = None, **changes: Any
-) -> Judge:
+def judge_new_version(*, judge: Judge, created_by: User | None = None, **changes: Any) -> Judge:
     """The next version of ``judge`` with ``changes`` applied; earlier versions stay as they
     were (their runs and scores keep naming them)."""
     latest = Judge.objects.select_for_update().filter(key=judge.key).order_by("-version").first()

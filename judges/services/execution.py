@@ -55,8 +55,9 @@ def cached_responses(keys: Iterable[str]) -> dict[str, dict[str, Any]]:
 
 
 def store_cache(config: JudgeConfig, traffic: PartTraffic) -> None:
-    """Cache the responses a part was sent (kept even when its run is cancelled)."""
-    if not traffic.new_entries:
+    """Cache the responses a part was sent (kept even when its run is cancelled); a backend not
+    saved (no id) has no cache."""
+    if not traffic.new_entries or config.backend.id is None:
         return
     JudgeCacheEntry.objects.bulk_create(
         [

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from chat.models import Campaign, StaticRun
@@ -109,7 +109,7 @@ def judge_run_create(
     campaign: Campaign | None = None,
     static_run: StaticRun | None = None,
     include_submitted: bool = False,
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
     enqueue: bool = True,
 ) -> MetricRun:
     """A metric run of the judge over one target; chunks are enqueued after commit (unless
