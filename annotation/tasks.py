@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from celery import shared_task
-
 from annotation.models import RatingJob
 from annotation.services.rating_assignments import job_refresh
+from config.celery import app
 
 
-@shared_task(name="annotation.expire_overdue_assignments")
+@app.task(name="annotation.expire_overdue_assignments")
 def expire_overdue_assignments() -> int:
     """Expire overdue assignments of every open job, reassign them and assign dialogues
     accepted since; idempotent. Celery beat runs it every ASSIGNMENT_SWEEP_INTERVAL seconds;

@@ -9,17 +9,18 @@ chunk tasks it was sent with, and a chunk sent again is a new task it would wait
 
 from __future__ import annotations
 
-from celery import group, shared_task
+from celery import group
 
+from config.celery import app
 from metrics.services import metric_run_scoring
 
 
-@shared_task(name="metrics.tasks.runs.score_chunk")
+@app.task(name="metrics.tasks.runs.score_chunk")
 def score_chunk(chunk_id: int) -> str:
     return metric_run_scoring.metric_run_score_chunk(chunk_id=chunk_id)
 
 
-@shared_task(name="metrics.tasks.runs.finish_run")
+@app.task(name="metrics.tasks.runs.finish_run")
 def finish_run(run_id: int) -> str:
     return metric_run_scoring.metric_run_finish(run_id=run_id)
 
