@@ -25,7 +25,7 @@ def client_ip(request: HttpRequest) -> str | None:
     the address the outermost trusted proxy saw (N-th from the right of X-Forwarded-For). A
     client cannot forge it: entries it adds itself sit left of what the proxies append."""
     proxies = int(getattr(settings, "TRUSTED_PROXY_COUNT", 0))
-    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+    forwarded = request.headers.get("x-forwarded-for", "")
     if proxies > 0 and forwarded:
         hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
         if len(hops) >= proxies:
