@@ -79,12 +79,22 @@ def _manage(root: Path, env: dict[str, str], *args: str) -> tuple[float, float]:
     return wall, cpu
 
 
-def _median_check(root: Path, env: dict[str, str], repeat: int) -> tuple[list[float], float]:
-    """Wall times of ``repeat`` ``manage.py check`` runs after one warm-up, and their median CPU
-    time. The warm-up byte-compiles and fills the OS file cache."""
-    _manage(root, env, "check")
-    runs = [_manage(root, env, "check") for _ in range(repeat)]
-    return [wall for wall, _cpu in runs], statistics.median(cpu for _wall, cpu in runs)
+def _checks(
+    roots: list[tuple[Path, dict[str, str]]], repeat: int
+) -> list[tuple[list[float], float]]:
+    """Per checkout: the wall times of ``repeat`` ``manage.py check`` runs after one warm-up, and
+    their median CPU time. The warm-up byte-compiles and fills the OS file cache; the runs of the
+    checkouts alternate, so that a machine busier at one moment weighs on each alike."""
+    for root, env in roots:
+        _manage(root, env, "check")
+    runs: list[list[tuple[float, float]]] = [[] for _ in roots]
+    for _ in range(repeat):
+        for index, (root, env) in enumerate(roots):
+            runs[index].append(_manage(root, env, "check"))
+    return [
+        ([wall for wall, _cpu in each], statistics.median(cpu for _wall, cpu in each))
+        for each in runs
+    ]
 
 
 def _bare_project(where: Path) -> Path:
@@ -161,13 +171,11 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="startup-bench-") as tmp:
         env = _env(Path(tmp))
-        times, cpu_s = _median_check(root, env, args.repeat)
-        check_s = statistics.median(times)
         bare_env = {k: v for k, v in env.items() if k != "DJANGO_SETTINGS_MODULE"}
-        bare_times, bare_cpu_s = _median_check(
-            _bare_project(Path(tmp) / "bare"), bare_env, args.repeat
+        (times, cpu_s), (bare_times, bare_cpu_s) = _checks(
+            [(root, env), (_bare_project(Path(tmp) / "bare"), bare_env)], args.repeat
         )
-        bare_s = statistics.median(bare_times)
+        check_s, bare_s = statistics.median(times), statistics.median(bare_times)
         print(f"CPU reference loop: {cpu_reference_s():.2f} s")
         print(
             f"manage.py check: median {check_s:.2f} s over {args.repeat} runs "
