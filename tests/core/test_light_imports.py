@@ -91,3 +91,21 @@ def test_the_probe_would_see_an_api_view_once_its_view_is_used() -> None:
 def test_setting_django_up_imports_neither_celery_nor_what_the_apps_register() -> None:
     code = SETUP_PROBE.format(heavy=ON_DEMAND + REGISTERED_IN_READY)
     assert _loaded_after(code) == []
+
+
+def test_the_worker_finds_the_app_and_every_task_without_config_importing_it() -> None:
+    """`celery -A config` looks in `config.celery` once `config` has no app attribute."""
+    from celery.app.utils import find_app
+
+    from config.celery import app
+
+    assert find_app("config") is app
+    app.loader.import_default_modules()
+    assert {
+        "core.ping",
+        "core.jobs_sweep",
+        "chat.tasks.static_run_execute",
+        "annotation.expire_overdue_assignments",
+        "metrics.tasks.runs.score_chunk",
+        "metrics.tasks.reports.report_compute_task",
+    } <= set(app.tasks)
