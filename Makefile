@@ -37,11 +37,12 @@ test-latest:
 	bin/ensure-env
 	bin/test-latest
 
-# Fast checks, run by CI before the tests: formatting, lint, types, migrations, the API schema.
+# Fast checks, run by CI before the tests: the pre-commit hooks (ruff format and check,
+# django-upgrade, djlint on the templates; .pre-commit-config.yaml), types, migrations, the API
+# schema.
 lint: install
 	bin/ensure-env
-	$(BIN)/ruff format --check .
-	$(BIN)/ruff check .
+	$(BIN)/pre-commit run --all-files --show-diff-on-failure
 	$(BIN)/mypy
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/python manage.py spectacular --fail-on-warn --file /dev/null

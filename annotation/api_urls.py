@@ -1,98 +1,101 @@
 """API routes of the annotation app (under /api/). Each area adds its routes in its own block."""
 
-from django.urls import path
-
-from annotation.api import rating as rating_api
-from annotation.api import results as results_api
-from annotation.api import review as review_api
-from annotation.api import rubrics as rubrics_api
+from core.lazy_urls import lazy_path
 
 urlpatterns = [
     # Rubrics
-    path("rubrics/", rubrics_api.RubricListCreateApi.as_view(), name="api-rubric-list"),
-    path("rubrics/<int:pk>/", rubrics_api.RubricDetailApi.as_view(), name="api-rubric-detail"),
-    path(
+    lazy_path("rubrics/", "annotation.api.rubrics.RubricListCreateApi", name="api-rubric-list"),
+    lazy_path(
+        "rubrics/<int:pk>/", "annotation.api.rubrics.RubricDetailApi", name="api-rubric-detail"
+    ),
+    lazy_path(
         "rubrics/<int:pk>/versions/",
-        rubrics_api.RubricNewVersionApi.as_view(),
+        "annotation.api.rubrics.RubricNewVersionApi",
         name="api-rubric-new-version",
     ),
     # Review
-    path("review/queue/", review_api.ReviewQueueApi.as_view(), name="api-review-queue"),
-    path(
+    lazy_path("review/queue/", "annotation.api.review.ReviewQueueApi", name="api-review-queue"),
+    lazy_path(
         "review/dialogues/<int:pk>/decision/",
-        review_api.ReviewDecisionApi.as_view(),
+        "annotation.api.review.ReviewDecisionApi",
         name="api-review-decision",
     ),
-    path(
+    lazy_path(
         "review/policies/<int:campaign_id>/",
-        review_api.ReviewPolicyApi.as_view(),
+        "annotation.api.review.ReviewPolicyApi",
         name="api-review-policy",
     ),
     # Rating jobs, assignments, ratings
-    path("rating-jobs/", rating_api.JobListCreateApi.as_view(), name="api-job-list"),
-    path("rating-jobs/<int:pk>/", rating_api.JobDetailApi.as_view(), name="api-job-detail"),
-    path(
+    lazy_path("rating-jobs/", "annotation.api.rating.JobListCreateApi", name="api-job-list"),
+    lazy_path("rating-jobs/<int:pk>/", "annotation.api.rating.JobDetailApi", name="api-job-detail"),
+    lazy_path(
         "rating-jobs/<int:pk>/open/",
-        rating_api.JobStatusApi.as_view(action="open"),
+        "annotation.api.rating.JobStatusApi",
         name="api-job-open",
+        action="open",
     ),
-    path(
+    lazy_path(
         "rating-jobs/<int:pk>/close/",
-        rating_api.JobStatusApi.as_view(action="close"),
+        "annotation.api.rating.JobStatusApi",
         name="api-job-close",
+        action="close",
     ),
-    path(
+    lazy_path(
         "rating-jobs/<int:pk>/progress/",
-        rating_api.JobProgressApi.as_view(),
+        "annotation.api.rating.JobProgressApi",
         name="api-job-progress",
     ),
-    path("rating-jobs/<int:pk>/flags/", rating_api.JobFlagsApi.as_view(), name="api-job-flags"),
-    path(
+    lazy_path(
+        "rating-jobs/<int:pk>/flags/", "annotation.api.rating.JobFlagsApi", name="api-job-flags"
+    ),
+    lazy_path(
         "rating-jobs/<int:pk>/gold-items/",
-        rating_api.GoldItemApi.as_view(),
+        "annotation.api.rating.GoldItemApi",
         name="api-job-gold-items",
     ),
-    path(
+    lazy_path(
         "rating-jobs/<int:pk>/raters/<int:rater_id>/block/",
-        rating_api.RaterBlockApi.as_view(),
+        "annotation.api.rating.RaterBlockApi",
         name="api-job-rater-block",
     ),
-    path("assignments/", rating_api.MyAssignmentsApi.as_view(), name="api-my-assignments"),
-    path(
+    lazy_path("assignments/", "annotation.api.rating.MyAssignmentsApi", name="api-my-assignments"),
+    lazy_path(
         "assignments/<int:pk>/ratings/",
-        rating_api.RatingSaveApi.as_view(),
+        "annotation.api.rating.RatingSaveApi",
         name="api-rating-save",
     ),
-    path(
+    lazy_path(
         "assignments/<int:pk>/submit/",
-        rating_api.AssignmentSubmitApi.as_view(),
+        "annotation.api.rating.AssignmentSubmitApi",
         name="api-assignment-submit",
     ),
     # Agreement, human scores, exports, imports
-    path(
+    lazy_path(
         "rating-jobs/<int:pk>/results/",
-        results_api.JobResultsApi.as_view(),
+        "annotation.api.results.JobResultsApi",
         name="api-job-results",
     ),
-    path(
+    lazy_path(
         "rating-jobs/<int:pk>/human-scores/",
-        results_api.HumanScoresApi.as_view(),
+        "annotation.api.results.HumanScoresApi",
         name="api-job-human-scores",
     ),
-    path(
+    lazy_path(
         "rating-jobs/<int:pk>/export/",
-        results_api.JobExportApi.as_view(),
+        "annotation.api.results.JobExportApi",
         name="api-job-export",
     ),
-    path("ratings/import/", results_api.RatingImportApi.as_view(), name="api-ratings-import"),
-    path(
+    lazy_path(
+        "ratings/import/", "annotation.api.results.RatingImportApi", name="api-ratings-import"
+    ),
+    lazy_path(
         "ratings/imports/<int:pk>/",
-        results_api.RatingImportDetailApi.as_view(),
+        "annotation.api.results.RatingImportDetailApi",
         name="api-rating-import",
     ),
-    path(
+    lazy_path(
         "ratings/imports/<int:pk>/cancel/",
-        results_api.RatingImportCancelApi.as_view(),
+        "annotation.api.results.RatingImportCancelApi",
         name="api-rating-import-cancel",
     ),
 ]

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from celery import shared_task
-
 from annotation.models import RatingJob
 from annotation.services import rating_import_jobs
 from annotation.services.rating_assignments import job_refresh
+from config.celery import app
 
 
-@shared_task(name="annotation.expire_overdue_assignments")
+@app.task(name="annotation.expire_overdue_assignments")
 def expire_overdue_assignments() -> int:
     """Expire overdue assignments of every open job, reassign them and assign dialogues
     accepted since; idempotent. Celery beat runs it every ASSIGNMENT_SWEEP_INTERVAL seconds;
@@ -22,7 +21,7 @@ def expire_overdue_assignments() -> int:
     return expired
 
 
-@shared_task(name="annotation.import_ratings")
+@app.task(name="annotation.import_ratings")
 def import_ratings_task(import_id: int) -> None:
     """Import one stored ratings file; a second delivery of the same id finds it taken (or
     ended) and does nothing."""

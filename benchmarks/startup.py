@@ -1,7 +1,10 @@
 """Benchmark: what a web process and a management command pay at start-up.
 
-Printed figures (issue 14, item 3; targets in brackets):
+Printed figures (issue 14, item 3, and issue 24, item 4; targets in brackets):
 - ``manage.py check`` wall time, median of ``--repeat`` runs after one warm-up (≤ 2 s);
+- the same for a bare ``django-admin startproject`` run by the same interpreter, and the ratio
+  of the two (≤ 2.5×): the figure that holds across machines of different speed, printed with
+  the CPU reference loop (benchmarks/cpu_reference.py);
 - the resident memory (VmRSS) of one web process — ``config.asgi:application`` under uvicorn, as
   the Procfile runs it — after the demo's pages have each been served once (≤ 200 MB);
 - which model libraries that process loaded (torch, transformers, sentence-transformers: none).
@@ -11,9 +14,12 @@ crowdworker; `manage.py load_demo`), fetched once each while logged in as that r
 runs in a throw-away embedded installation (SQLite and the embedded broker under a temporary
 ``PLATFORM_VAR_DIR``), so nothing else is touched:
 
-    .venv/bin/python benchmarks/startup.py [--repeat 5] [--root .]
+    .venv/bin/python benchmarks/startup.py [--repeat 5] [--root .] [--check-only]
 
-``--root`` points at another checkout to measure it with the same script (a before/after).
+``--root`` points at another checkout to measure it with the same script (a before/after);
+``--check-only`` stops after the ``manage.py check`` figures. The warm-up writes the bytecode
+caches (``PYTHONDONTWRITEBYTECODE`` is dropped for the measured processes): otherwise every run
+would compile the project's modules from source and the bare project's few, a ratio of nothing.
 """
 
 from __future__ import annotations
@@ -34,6 +40,9 @@ import httpx
 from cpu_reference import cpu_reference_s, reference_line
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
 HEAVY = ("torch", "transformers", "sentence_transformers")
 DEMO_USERS = [
     ("researcher", "researcher-demo"),
@@ -42,10 +51,15 @@ DEMO_USERS = [
 ]
 SKIP = re.compile(r"^/(accounts/logout|admin|static|api/docs|api/schema|i18n)")
 CHECK_TARGET_S, RSS_TARGET_MB = 2.0, 200.0
+RATIO_TARGET = 2.5  # manage.py check against a bare startproject's
 
 
 def _env(var_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "CELERY_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DATABASE_", "CELERY_")) and k != "PYTHONDONTWRITEBYTECODE"
+    }
     env.update(PLATFORM_VAR_DIR=str(var_dir), DJANGO_SETTINGS_MODULE="config.settings")
     env.setdefault("SECRET_KEY", "startup-benchmark-only")
     env["SITE_HTTPS"] = "false"  # served over plain HTTP on 127.0.0.1, as `make demo` does
@@ -63,6 +77,35 @@ def _manage(root: Path, env: dict[str, str], *args: str) -> tuple[float, float]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
+
+
+def _checks(
+    roots: list[tuple[Path, dict[str, str]]], repeat: int
+) -> list[tuple[list[float], float]]:
+    """Per checkout: the wall times of ``repeat`` ``manage.py check`` runs after one warm-up, and
+    their median CPU time. The warm-up byte-compiles and fills the OS file cache; the runs of the
+    checkouts alternate, so that a machine busier at one moment weighs on each alike."""
+    for root, env in roots:
+        _manage(root, env, "check")
+    runs: list[list[tuple[float, float]]] = [[] for _ in roots]
+    for _ in range(repeat):
+        for index, (root, env) in enumerate(roots):
+            runs[index].append(_manage(root, env, "check"))
+    return [
+        ([wall for wall, _cpu in each], statistics.median(cpu for _wall, cpu in each))
+        for each in runs
+    ]
+
+
+def _bare_project(where: Path) -> Path:
+    """A bare ``django-admin startproject``, with the interpreter (and Django) measured."""
+    where.mkdir()
+    subprocess.run(
+        [sys.executable, "-m", "django", "startproject", "bare", str(where)],
+        check=True,
+        capture_output=True,
+    )
+    return where
 
 
 def _free_port() -> int:
@@ -122,17 +165,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--root", type=Path, default=REPO_ROOT, help="checkout to measure")
+    parser.add_argument("--check-only", action="store_true", help="only the check figures")
     args = parser.parse_args()
     root = args.root.resolve()
     print(reference_line(cpu_reference_s()))  # to compare the times below across machines
 
     with tempfile.TemporaryDirectory(prefix="startup-bench-") as tmp:
         env = _env(Path(tmp))
-        _manage(root, env, "check")  # warm-up: byte-compiles, fills the OS file cache
-        runs = [_manage(root, env, "check") for _ in range(args.repeat)]
-        times = [wall for wall, _cpu in runs]
-        check_s = statistics.median(times)
-        cpu_s = statistics.median(cpu for _wall, cpu in runs)
+        bare_env = {k: v for k, v in env.items() if k != "DJANGO_SETTINGS_MODULE"}
+        (times, cpu_s), (bare_times, bare_cpu_s) = _checks(
+            [(root, env), (_bare_project(Path(tmp) / "bare"), bare_env)], args.repeat
+        )
+        check_s, bare_s = statistics.median(times), statistics.median(bare_times)
+        print(f"CPU reference loop: {cpu_reference_s():.2f} s")
         print(
             f"manage.py check: median {check_s:.2f} s over {args.repeat} runs "
             f"(min {min(times):.2f}, max {max(times):.2f}) — target ≤ {CHECK_TARGET_S:g} s: "
@@ -140,6 +185,17 @@ def main() -> None:
         )
         # On a busy machine wall time mostly measures the wait for a core; CPU time does not.
         print(f"manage.py check: median CPU time (user + system) {cpu_s:.2f} s")
+        print(
+            f"bare startproject's check: median {bare_s:.2f} s, CPU time {bare_cpu_s:.2f} s "
+            f"(min {min(bare_times):.2f}, max {max(bare_times):.2f})"
+        )
+        ratio, cpu_ratio = check_s / bare_s, cpu_s / bare_cpu_s
+        print(
+            f"manage.py check / bare startproject's: {ratio:.2f}× wall, {cpu_ratio:.2f}× CPU "
+            f"— target ≤ {RATIO_TARGET:g}×: {'met' if ratio <= RATIO_TARGET else 'NOT met'}"
+        )
+        if args.check_only:
+            return
 
         _manage(root, env, "migrate", "--noinput")
         _manage(root, env, "load_demo")

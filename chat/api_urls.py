@@ -1,73 +1,81 @@
 """API routes of the chat app (under /api/). Each area adds its routes in its own block."""
 
-from django.urls import path
-
-from chat.api import (  # Static runs and dialogue export
-    backends,
-    campaigns,
-    datasets,
-    dialogues,
-    static_runs,
-)
+from core.lazy_urls import lazy_path
 
 urlpatterns = [
     # Datasets
-    path("datasets/", datasets.DatasetListApi.as_view(), name="api-dataset-list"),
-    path("datasets/import/", datasets.DatasetImportApi.as_view(), name="api-dataset-import"),
-    path("datasets/<int:pk>/", datasets.DatasetDetailApi.as_view(), name="api-dataset-detail"),
-    path("datasets/<int:pk>/samples/", datasets.SampleListApi.as_view(), name="api-sample-list"),
-    path(
+    lazy_path("datasets/", "chat.api.datasets.DatasetListApi", name="api-dataset-list"),
+    lazy_path("datasets/import/", "chat.api.datasets.DatasetImportApi", name="api-dataset-import"),
+    lazy_path(
+        "datasets/<int:pk>/", "chat.api.datasets.DatasetDetailApi", name="api-dataset-detail"
+    ),
+    lazy_path(
+        "datasets/<int:pk>/samples/", "chat.api.datasets.SampleListApi", name="api-sample-list"
+    ),
+    lazy_path(
         "datasets/<int:pk>/export.jsonl",
-        datasets.DatasetExportApi.as_view(),
+        "chat.api.datasets.DatasetExportApi",
         name="api-dataset-export",
     ),
     # Backends
-    path("backends/", backends.BackendListCreateApi.as_view(), name="api-backend-list"),
-    path("backends/<int:pk>/", backends.BackendDetailApi.as_view(), name="api-backend-detail"),
-    path(
+    lazy_path("backends/", "chat.api.backends.BackendListCreateApi", name="api-backend-list"),
+    lazy_path(
+        "backends/<int:pk>/", "chat.api.backends.BackendDetailApi", name="api-backend-detail"
+    ),
+    lazy_path(
         "backends/<int:pk>/deactivate/",
-        backends.BackendDeactivateApi.as_view(),
+        "chat.api.backends.BackendDeactivateApi",
         name="api-backend-deactivate",
     ),
-    path("backends/<int:pk>/test/", backends.BackendTestApi.as_view(), name="api-backend-test"),
+    lazy_path(
+        "backends/<int:pk>/test/", "chat.api.backends.BackendTestApi", name="api-backend-test"
+    ),
     # Campaigns
-    path("campaigns/", campaigns.CampaignListApi.as_view(), name="api-campaign-list"),
-    path("campaigns/<int:pk>/", campaigns.CampaignDetailApi.as_view(), name="api-campaign-detail"),
-    path(
+    lazy_path("campaigns/", "chat.api.campaigns.CampaignListApi", name="api-campaign-list"),
+    lazy_path(
+        "campaigns/<int:pk>/", "chat.api.campaigns.CampaignDetailApi", name="api-campaign-detail"
+    ),
+    lazy_path(
         "campaigns/<int:pk>/activate/",
-        campaigns.CampaignActivateApi.as_view(),
+        "chat.api.campaigns.CampaignActivateApi",
         name="api-campaign-activate",
     ),
-    path(
-        "campaigns/<int:pk>/close/", campaigns.CampaignCloseApi.as_view(), name="api-campaign-close"
+    lazy_path(
+        "campaigns/<int:pk>/close/",
+        "chat.api.campaigns.CampaignCloseApi",
+        name="api-campaign-close",
     ),
-    path(
+    lazy_path(
         "campaigns/<int:pk>/progress/",
-        campaigns.CampaignProgressApi.as_view(),
+        "chat.api.campaigns.CampaignProgressApi",
         name="api-campaign-progress",
     ),
     # Live chat
     # Static runs and dialogue export
-    path("static-runs/", static_runs.StaticRunListCreateApi.as_view(), name="api-static-run-list"),
-    path(
+    lazy_path(
+        "static-runs/", "chat.api.static_runs.StaticRunListCreateApi", name="api-static-run-list"
+    ),
+    lazy_path(
         "static-runs/<int:pk>/",
-        static_runs.StaticRunDetailApi.as_view(),
+        "chat.api.static_runs.StaticRunDetailApi",
         name="api-static-run-detail",
     ),
-    path(
+    lazy_path(
         "static-runs/<int:pk>/cancel/",
-        static_runs.StaticRunCancelApi.as_view(),
+        "chat.api.static_runs.StaticRunCancelApi",
         name="api-static-run-cancel",
     ),
-    path(
+    lazy_path(
         "static-runs/<int:pk>/retry/",
-        static_runs.StaticRunRetryApi.as_view(),
+        "chat.api.static_runs.StaticRunRetryApi",
         name="api-static-run-retry",
     ),
-    path(
+    lazy_path(
         "campaigns/<int:pk>/dialogues.jsonl",
-        dialogues.CampaignDialoguesExportApi.as_view(),
+        "chat.api.dialogues.CampaignDialoguesExportApi",
         name="api-campaign-dialogues-export",
     ),
-    path("dialogues/import/", dialogues.DialogueImportApi.as_view(), name="api-dialogue-import"),
+    lazy_path(
+        "dialogues/import/", "chat.api.dialogues.DialogueImportApi", name="api-dialogue-import"
+    ),
 ]

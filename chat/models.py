@@ -120,7 +120,7 @@ class Dataset(models.Model):
     name = models.CharField(max_length=120, unique=True)
     # None when the samples carry several skills (a LIC 2021 file mixing subtracks).
     skill = models.ForeignKey(Skill, null=True, blank=True, on_delete=models.PROTECT)
-    language = models.CharField(max_length=5, choices=Language.choices)
+    language = models.CharField(max_length=5, choices=Language)
     source_format = models.CharField(max_length=20, choices=Format.choices)
     description = models.TextField(blank=True)
     sample_count = models.PositiveIntegerField(default=0)
@@ -401,7 +401,7 @@ class Dialogue(models.Model):
         related_name="dialogues",
     )
     skill = models.ForeignKey(Skill, on_delete=models.PROTECT)
-    language = models.CharField(max_length=5, choices=Language.choices)
+    language = models.CharField(max_length=5, choices=Language)
     worker = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,

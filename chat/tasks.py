@@ -6,13 +6,12 @@ unacknowledged) finishes the work instead of repeating it.
 
 from __future__ import annotations
 
-from celery import shared_task
-
 from chat.models import StaticRun
 from chat.services import static_runs
+from config.celery import app
 
 
-@shared_task(name="chat.tasks.static_run_execute")
+@app.task(name="chat.tasks.static_run_execute")
 def static_run_execute(run_id: int) -> str:
     """Answer the pending items of a static run; returns the run's status afterwards."""
     run = StaticRun.objects.filter(pk=run_id).first()

@@ -1,11 +1,12 @@
-"""REST API routes of every app, under /api/."""
+"""REST API routes of every app, under /api/. Each view is imported on its first request
+(core.lazy_urls): loading the URLconf loads no DRF serializer."""
 
 from django.urls import include, path
 
-from core.security import TokenLoginApi
+from core.lazy_urls import lazy_path
 
 urlpatterns = [
-    path("token/", TokenLoginApi.as_view(), name="api-token"),
+    lazy_path("token/", "core.api.TokenLoginApi", name="api-token"),
     path("", include("chat.api_urls")),
     path("", include("annotation.api_urls")),
     path("", include("metrics.api_urls")),

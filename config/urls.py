@@ -4,7 +4,8 @@ from django.contrib.auth import views as auth_views
 from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from core.lazy_urls import lazy_path
 
 urlpatterns = [
     # Browsers ask for /favicon.ico whatever the page says: answer with the static icon.
@@ -20,11 +21,20 @@ urlpatterns = [
     path("judges/", include("judges.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("config.api_urls")),
-    path("api/schema/", SpectacularAPIView.as_view(permission_classes=[]), name="api-schema"),
-    path(
+    # drf-spectacular's views (and DRF's serializers behind them) load on their first request.
+    lazy_path(
+        "api/schema/",
+        "drf_spectacular.views.SpectacularAPIView",
+        name="api-schema",
+        permission_classes=[],
+    ),
+    lazy_path(
         "api/docs/",
-        # Swagger UI's page boots with an inline script; it shows the public schema only.
-        csp_exempt()(SpectacularSwaggerView.as_view(url_name="api-schema", permission_classes=[])),
+        "drf_spectacular.views.SpectacularSwaggerView",
         name="api-docs",
+        # Swagger UI's page boots with an inline script; it shows the public schema only.
+        decorators=[csp_exempt()],
+        url_name="api-schema",
+        permission_classes=[],
     ),
 ]

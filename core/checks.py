@@ -6,6 +6,8 @@ our subclasses instead (the same hooks, run on the event loop), so `check --depl
 them missing (security.W001–W003, silenced in settings) and skip every check that depends on them
 (HSTS, the HTTPS redirect, X-Frame-Options, Secure cookies…). This deploy check runs those checks
 again as if `MIDDLEWARE` named Django's classes, and reports a missing middleware as core.W001–W003.
+
+A second deploy check imports the views the URLconf loads lazily (`core.lazy_urls`): core.E001.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.checks import CheckMessage, Tags, Warning, register
+from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.core.checks.security import base, csrf, sessions
 
 DJANGO_PATHS = {
@@ -67,3 +69,24 @@ def _renamed(message: CheckMessage) -> CheckMessage:
     if message.id not in MISSING_MIDDLEWARE:
         return message
     return Warning(message.msg, hint=message.hint, id=MISSING_MIDDLEWARE[message.id])
+
+
+@register(Tags.urls, deploy=True)
+def check_lazy_views(app_configs: Any, **kwargs: Any) -> list[CheckMessage]:
+    """Import every view the URLconf loads lazily (:mod:`core.lazy_urls`): a plain ``check``
+    leaves them unimported, the deploy check must not let a broken one through."""
+    from core.lazy_urls import lazy_views
+
+    errors: list[CheckMessage] = []
+    for view in lazy_views():
+        try:
+            view.load()
+        except Exception as exc:  # noqa: BLE001  (any failure to import or build is the finding)
+            errors.append(
+                Error(
+                    f"lazy view {view.target} cannot be loaded: {exc!r}",
+                    hint="Fix the import or the dotted path given to core.lazy_urls.lazy_path.",
+                    id="core.E001",
+                )
+            )
+    return errors

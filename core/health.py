@@ -4,6 +4,9 @@ Besides the checks that decide the status, apps register *feature* checks: thing
 degraded rather than down (report figures without a CJK font). They are reported under
 ``features`` with ``ok: false`` and a reason, and never turn the status to an error. ``core``
 imports no app, so the apps register them (``metrics`` in its ``AppConfig.ready``).
+
+Celery and kombu are imported by the checks that use them, not by this module: the apps import it
+at start-up to register, and `manage.py check` or a web process should not load them for that.
 """
 
 from __future__ import annotations
@@ -12,13 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from celery.exceptions import TimeoutError as CeleryTimeout
 from django.core.cache import cache
 from django.db import connection
-from kombu.connection import Connection
-
-from config.celery import app as celery_app
-from core.tasks import ping
 
 FeatureCheck = Callable[[], dict[str, Any]]
 _FEATURES: dict[str, FeatureCheck] = {}
@@ -49,6 +47,8 @@ def _check_database() -> dict[str, Any]:
 
 
 def _check_broker(url: str) -> dict[str, Any]:
+    from kombu.connection import Connection
+
     transport = url.split(":", 1)[0]
     try:
         # A fresh connection, not the app's pool: a pooled one may hide a broker that just died.
@@ -63,6 +63,10 @@ def _check_broker(url: str) -> dict[str, Any]:
 def _check_worker(timeout: float) -> dict[str, Any]:
     # A real round trip (broker → worker → result backend). Broadcast pings are not supported by
     # every transport (the embedded SQLAlchemy one has no fanout), a task is.
+    from celery.exceptions import TimeoutError as CeleryTimeout
+
+    from core.tasks import ping
+
     try:
         result = ping.apply_async(queue="default", expires=timeout)
         answer = result.get(timeout=timeout)
@@ -102,6 +106,8 @@ def health_check(
 ) -> dict[str, Any]:
     """Check each dependency; `broker_url` defaults to the configured broker; the worker check
     is reused for `worker_max_age` seconds (see :func:`_recent_worker_check`)."""
+    from config.celery import app as celery_app
+
     checks = {
         "database": _check_database(),
         "broker": _check_broker(broker_url or celery_app.conf.broker_url),

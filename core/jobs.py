@@ -462,12 +462,12 @@ def _send_tasks(task: str, work: list[tuple[int, str | None]]) -> None:
     """Send the task named ``task`` for each ``(row id, queue)`` by name (`Celery.send_task`:
     the sender needs no task module; ``CELERY_TASK_ROUTES`` still route by the name), over one
     producer connection however many rows."""
-    from celery import current_app
+    from config.celery import app  # the project's app and broker (Celery is loaded only here)
 
-    with current_app.producer_or_acquire() as producer:
+    with app.producer_or_acquire() as producer:
         for pk, queue in work:
             options = {"queue": queue} if queue else {}
-            current_app.send_task(task, args=(pk,), producer=producer, **options)
+            app.send_task(task, args=(pk,), producer=producer, **options)
 
 
 @dataclasses.dataclass

@@ -52,7 +52,7 @@ def body_parse_needs_thread(request: HttpRequest) -> bool:
     if hasattr(request, "_post"):
         return False  # already parsed
     try:
-        length = int(request.META.get("CONTENT_LENGTH") or "")
+        length = int(request.headers.get("content-length") or "")
     except ValueError:
         return True
     return length > LOOP_BODY_MAX_BYTES

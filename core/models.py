@@ -38,7 +38,7 @@ class Leased(models.Model):
     task that kills its worker every time once more.
     """
 
-    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING)
+    status = models.CharField(max_length=10, choices=JobStatus, default=JobStatus.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
     # When a task for this row was last sent to the broker (None: never yet).
     dispatched_at = models.DateTimeField(null=True, blank=True)

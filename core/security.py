@@ -2,7 +2,8 @@
 
 django-axes counts failed logins per account and per client IP (settings: `LOGIN_FAILURE_LIMIT`,
 `LOGIN_LOCKOUT_MINUTES`). This module decides how a lockout reads — a page in the user's
-language for the login form, JSON for the API — and where the client IP comes from.
+language for the login form, JSON for the API — and where the client IP comes from. The API's
+token login, which django-axes counts too, is :class:`core.api.TokenLoginApi`.
 """
 
 from __future__ import annotations
@@ -11,20 +12,10 @@ import math
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
-from rest_framework.authtoken.models import Token
-from rest_framework.authtoken.serializers import AuthTokenSerializer
-from rest_framework.request import Request
-from rest_framework.response import Response
-from rest_framework.views import APIView
-
-from core.api import PASSWORD_MAX_LENGTH, model_bounds
 
 LOCKED_STATUS = 429
 
@@ -34,7 +25,7 @@ def client_ip(request: HttpRequest) -> str | None:
     the address the outermost trusted proxy saw (N-th from the right of X-Forwarded-For). A
     client cannot forge it: entries it adds itself sit left of what the proxies append."""
     proxies = int(getattr(settings, "TRUSTED_PROXY_COUNT", 0))
-    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+    forwarded = request.headers.get("x-forwarded-for", "")
     if proxies > 0 and forwarded:
         hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
         if len(hops) >= proxies:
@@ -66,49 +57,6 @@ def lockout_response(
         {"message": lockout_message(), "minutes": _minutes()},
         status=LOCKED_STATUS,
     )
-
-
-class TokenInput(AuthTokenSerializer):
-    """DRF's token login (its ``validate`` authenticates), with bounded inputs."""
-
-    username = serializers.CharField(**model_bounds(get_user_model(), "username"))
-    password = serializers.CharField(
-        style={"input_type": "password"}, trim_whitespace=False, max_length=PASSWORD_MAX_LENGTH
-    )
-    # DRF drops an inherited field set to None: the answer is TokenOutput.
-    token = None  # type: ignore[assignment]  # removes the base class's field
-
-
-class TokenOutput(serializers.Serializer):
-    token = serializers.CharField()
-
-
-class TokenLoginApi(APIView):
-    """`POST /api/token/` with a username and password returns the user's API token.
-
-    DRF's own view hands its wrapped request to `authenticate()`, so django-axes would mark the
-    wrapper and its middleware, which sees the plain request, would never answer 429. Here
-    authentication gets the plain request: failures count, and a locked-out client is refused.
-    """
-
-    authentication_classes: list[type] = []
-    permission_classes: list[type] = []
-
-    @extend_schema(
-        request=TokenInput,
-        responses={200: TokenOutput},
-        operation_id="api_token_create",
-        description=(
-            "Exchange a username and password for the user's API token. Too many failed "
-            "attempts lock the account or the client address for a while (429 with `detail`)."
-        ),
-        tags=["api"],
-    )
-    def post(self, request: Request) -> Response:
-        serializer = TokenInput(data=request.data, context={"request": request._request})
-        serializer.is_valid(raise_exception=True)
-        token, _created = Token.objects.get_or_create(user=serializer.validated_data["user"])
-        return Response(TokenOutput({"token": token.key}).data, status=status.HTTP_200_OK)
 
 
 def rate_limited(request: HttpRequest, *, scope: str, per_minute: int) -> bool:

@@ -1,20 +1,18 @@
 """API routes of the judges app (under /api/)."""
 
-from django.urls import path
-
-from judges import api
+from core.lazy_urls import lazy_path
 
 urlpatterns = [
-    path("judges/", api.JudgeListApi.as_view(), name="api-judge-list"),
-    path("judges/<int:pk>/", api.JudgeDetailApi.as_view(), name="api-judge-detail"),
-    path("judges/<int:pk>/versions/", api.JudgeVersionApi.as_view(), name="api-judge-version"),
-    path("judges/<int:pk>/preview/", api.PreviewApi.as_view(), name="api-judge-preview"),
-    path("judges/<int:pk>/estimate/", api.EstimateApi.as_view(), name="api-judge-estimate"),
-    path("judges/<int:pk>/runs/", api.JudgeRunApi.as_view(), name="api-judge-run"),
-    path("judge-runs/<int:pk>/", api.JudgeRunDetailApi.as_view(), name="api-judge-run-detail"),
-    path(
+    lazy_path("judges/", "judges.api.JudgeListApi", name="api-judge-list"),
+    lazy_path("judges/<int:pk>/", "judges.api.JudgeDetailApi", name="api-judge-detail"),
+    lazy_path("judges/<int:pk>/versions/", "judges.api.JudgeVersionApi", name="api-judge-version"),
+    lazy_path("judges/<int:pk>/preview/", "judges.api.PreviewApi", name="api-judge-preview"),
+    lazy_path("judges/<int:pk>/estimate/", "judges.api.EstimateApi", name="api-judge-estimate"),
+    lazy_path("judges/<int:pk>/runs/", "judges.api.JudgeRunApi", name="api-judge-run"),
+    lazy_path("judge-runs/<int:pk>/", "judges.api.JudgeRunDetailApi", name="api-judge-run-detail"),
+    lazy_path(
         "judge-runs/<int:pk>/answers/",
-        api.JudgeAnswerListApi.as_view(),
+        "judges.api.JudgeAnswerListApi",
         name="api-judge-answers",
     ),
 ]

@@ -1,6 +1,7 @@
 """The judges' section of a correlation report: agreement and bias tables, and their files.
 
-Registered as a :class:`metrics.services.report_extensions.ReportExtension`: for every judge run
+Registered as a :class:`metrics.services.report_extensions.ReportExtension` (``judges.apps``, which
+imports this module only when a report is computed): for every judge run
 among the report's metric runs and every rating job over the same campaign, the
 meta-evaluation of :func:`judges.selectors.meta_evaluation`.
 """
@@ -17,7 +18,6 @@ from annotation.models import RatingJob
 from core.cells import spreadsheet_cell
 from judges.selectors import meta_evaluation
 from metrics.models import MetricRun
-from metrics.services.report_extensions import ReportExtension
 
 FILES = ("judges.json", "judges_agreement.csv", "judges_bias.csv", "judges_win_rates.csv")
 
@@ -134,11 +134,3 @@ def report_files(section: Mapping[str, Any]) -> dict[str, bytes]:
             ],
         ),
     }
-
-
-EXTENSION = ReportExtension(
-    name="judges",
-    compute=report_section,
-    files=report_files,
-    template="judges/report_section.html",
-)

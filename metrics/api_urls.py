@@ -1,85 +1,86 @@
 """API routes of the metrics app (under /api/). Each area adds its routes in its own block."""
 
-from django.urls import path
-
-from metrics.api import discriminators, followup, metric_runs
-from metrics.api import reports as report_api
+from core.lazy_urls import lazy_path
 
 urlpatterns = [
     # Metric runs
-    path("metric-runs/", metric_runs.MetricRunListApi.as_view(), name="api-metric-run-list"),
-    path(
+    lazy_path(
+        "metric-runs/", "metrics.api.metric_runs.MetricRunListApi", name="api-metric-run-list"
+    ),
+    lazy_path(
         "metric-runs/preflight/",
-        metric_runs.MetricRunPreflightApi.as_view(),
+        "metrics.api.metric_runs.MetricRunPreflightApi",
         name="api-metric-run-preflight",
     ),
-    path(
+    lazy_path(
         "metric-runs/<int:pk>/",
-        metric_runs.MetricRunDetailApi.as_view(),
+        "metrics.api.metric_runs.MetricRunDetailApi",
         name="api-metric-run-detail",
     ),
-    path(
+    lazy_path(
         "metric-runs/<int:pk>/cancel/",
-        metric_runs.MetricRunCancelApi.as_view(),
+        "metrics.api.metric_runs.MetricRunCancelApi",
         name="api-metric-run-cancel",
     ),
-    path(
+    lazy_path(
         "metric-runs/<int:pk>/resume/",
-        metric_runs.MetricRunResumeApi.as_view(),
+        "metrics.api.metric_runs.MetricRunResumeApi",
         name="api-metric-run-resume",
     ),
-    path(
+    lazy_path(
         "metric-runs/<int:pk>/scores/",
-        metric_runs.MetricScoreListApi.as_view(),
+        "metrics.api.metric_runs.MetricScoreListApi",
         name="api-metric-run-scores",
     ),
-    path(
+    lazy_path(
         "metric-runs/<int:pk>/scores-<str:level>.<str:fmt>",
-        metric_runs.MetricRunDownloadApi.as_view(),
+        "metrics.api.metric_runs.MetricRunDownloadApi",
         name="api-metric-run-download",
     ),
     # Reports
-    path("reports/", report_api.ReportListCreateApi.as_view(), name="api-report-list"),
-    path("reports/<int:pk>/", report_api.ReportDetailApi.as_view(), name="api-report-detail"),
-    path("reports/<int:pk>/rerun/", report_api.ReportRerunApi.as_view(), name="api-report-rerun"),
-    path(
-        "reports/<int:pk>/cancel/", report_api.ReportCancelApi.as_view(), name="api-report-cancel"
+    lazy_path("reports/", "metrics.api.reports.ReportListCreateApi", name="api-report-list"),
+    lazy_path("reports/<int:pk>/", "metrics.api.reports.ReportDetailApi", name="api-report-detail"),
+    lazy_path(
+        "reports/<int:pk>/rerun/", "metrics.api.reports.ReportRerunApi", name="api-report-rerun"
     ),
-    path(
+    lazy_path(
+        "reports/<int:pk>/cancel/", "metrics.api.reports.ReportCancelApi", name="api-report-cancel"
+    ),
+    lazy_path(
         "reports/<int:pk>/download/<str:fmt>/",
-        report_api.ReportDownloadApi.as_view(),
+        "metrics.api.reports.ReportDownloadApi",
         name="api-report-download",
     ),
-    path(
+    lazy_path(
         "reports/<int:pk>/figures/<str:name>",
-        report_api.ReportFigureApi.as_view(),
+        "metrics.api.reports.ReportFigureApi",
         name="api-report-figure",
     ),
-    path(
+    lazy_path(
         "metric-runs/import/",
-        report_api.MetricScoreImportApi.as_view(),
+        "metrics.api.reports.MetricScoreImportApi",
         name="api-metric-run-import",
     ),
     # Learned metrics (discriminator training)
-    path(
+    lazy_path(
         "discriminators/",
-        discriminators.DiscriminatorListApi.as_view(),
+        "metrics.api.discriminators.DiscriminatorListApi",
         name="api-discriminator-list",
     ),
-    path(
+    lazy_path(
         "discriminators/<int:pk>/",
-        discriminators.DiscriminatorDetailApi.as_view(),
+        "metrics.api.discriminators.DiscriminatorDetailApi",
         name="api-discriminator-detail",
     ),
     # FED item selections (seed 004)
-    path(
+    lazy_path(
         "followup-selections/",
-        followup.FollowupSelectionListApi.as_view(),
+        "metrics.api.followup.FollowupSelectionListApi",
         name="api-followup-selection-list",
     ),
-    path(
+    lazy_path(
         "followup-selections/<int:pk>/",
-        followup.FollowupSelectionDetailApi.as_view(),
+        "metrics.api.followup.FollowupSelectionDetailApi",
         name="api-followup-selection-detail",
     ),
 ]

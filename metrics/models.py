@@ -57,7 +57,7 @@ class MetricScore(models.Model):
 
     run = models.ForeignKey(MetricRun, on_delete=models.CASCADE, related_name="scores")
     metric = models.CharField(max_length=80)
-    level = models.CharField(max_length=10, choices=Level.choices)
+    level = models.CharField(max_length=10, choices=Level)
     turn = models.ForeignKey(
         Turn, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )

@@ -195,14 +195,13 @@ def sent_jobs(monkeypatch) -> list[SentJob]:
 def run_jobs_inline(monkeypatch) -> None:
     """Every job sent (`core.jobs.job_send`) runs at once in this process, as a worker would run
     it (`Task.apply`: a failure is stored on the job by the task, not raised here)."""
-    from celery import current_app
-
+    from config.celery import app
     from core import jobs
 
-    current_app.loader.import_default_modules()  # the task modules, as a worker loads them
+    app.loader.import_default_modules()  # the task modules, as a worker loads them
 
     def run(task: str, work: list[tuple[int, str | None]]) -> None:
         for pk, _queue in work:
-            current_app.tasks[task].apply(args=(pk,))
+            app.tasks[task].apply(args=(pk,))
 
     monkeypatch.setattr(jobs, "_send_tasks", run)

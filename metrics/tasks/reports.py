@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from celery import shared_task
-
+from config.celery import app
 from metrics.services import reports as services
 
 
-@shared_task(name="metrics.tasks.reports.report_compute_task")
+@app.task(name="metrics.tasks.reports.report_compute_task")
 def report_compute_task(report_id: int) -> None:
     """Compute one report; a second delivery of the same id finds it taken and does nothing."""
     services.report_compute(report_id=report_id)

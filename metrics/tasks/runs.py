@@ -10,11 +10,10 @@ again is a new task it would wait for forever.
 
 from __future__ import annotations
 
-from celery import shared_task
-
+from config.celery import app
 from metrics.services import metric_run_scoring
 
 
-@shared_task(name="metrics.tasks.runs.score_chunk")
+@app.task(name="metrics.tasks.runs.score_chunk")
 def score_chunk(chunk_id: int) -> str:
     return metric_run_scoring.metric_run_score_chunk(chunk_id=chunk_id)

@@ -69,14 +69,14 @@ def test_healthz_reuses_a_recent_worker_check_instead_of_pinging_on_every_call(
     """A load balancer polls /healthz every few seconds: the ping round trip (seconds on a busy
     machine, the whole timeout with no worker) is made once per HEALTH_WORKER_CHECK_MAX_AGE, and
     the reused answer stays truthful: the failure is reported again, with its age."""
-    from core import health
+    from core.tasks import ping
 
     settings.HEALTH_WORKER_TIMEOUT = 0.2  # no worker runs in this test
     settings.HEALTH_WORKER_CHECK_MAX_AGE = 60
     pings = []
-    real_apply_async = health.ping.apply_async
+    real_apply_async = ping.apply_async
     monkeypatch.setattr(
-        health.ping, "apply_async", lambda **kw: pings.append(kw) or real_apply_async(**kw)
+        ping, "apply_async", lambda **kw: pings.append(kw) or real_apply_async(**kw)
     )
     first = client.get(reverse("healthz"))
     second = client.get(reverse("healthz"))

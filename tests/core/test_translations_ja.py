@@ -278,7 +278,7 @@ JAPANESE_TURNS = (
 
 
 def _japanese_client(user) -> Client:
-    client = Client(HTTP_ACCEPT_LANGUAGE="ja")
+    client = Client(headers={"accept-language": "ja"})
     client.force_login(user)
     return client
 
@@ -324,7 +324,7 @@ def test_expert_pages_in_japanese_with_the_seed_004_rubric():
 @pytest.mark.django_db
 def test_crowdworker_pages_of_a_japanese_campaign_are_japanese_whatever_the_browser_says():
     campaign = study(backends=1, scenarios={"chitchat": 1}, interface_language="ja", max_turns=2)
-    client = Client(HTTP_ACCEPT_LANGUAGE="en-US,en;q=0.9")
+    client = Client(headers={"accept-language": "en-US,en;q=0.9"})
     join_url = reverse("chat:campaign-join", args=[campaign.invite_token])
     join = assert_japanese(client.get(join_url), join_url)
     assert "ワーカー ID" in join
@@ -360,9 +360,9 @@ def test_crowdworker_pages_of_a_japanese_campaign_are_japanese_whatever_the_brow
 def test_a_campaign_without_a_fixed_language_follows_the_browser():
     campaign = study(backends=1, scenarios={"chitchat": 1})
     url = reverse("chat:campaign-join", args=[campaign.invite_token])
-    english = Client(HTTP_ACCEPT_LANGUAGE="en").get(url).content.decode()
-    japanese = Client(HTTP_ACCEPT_LANGUAGE="ja-JP,ja;q=0.9").get(url).content.decode()
-    chinese = Client(HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9").get(url).content.decode()
+    english = Client(headers={"accept-language": "en"}).get(url).content.decode()
+    japanese = Client(headers={"accept-language": "ja-JP,ja;q=0.9"}).get(url).content.decode()
+    chinese = Client(headers={"accept-language": "zh-CN,zh;q=0.9"}).get(url).content.decode()
     assert '<html lang="en">' in english and 'id="lang-select"' in english
     assert '<html lang="ja">' in japanese and "ワーカー ID" in japanese
     assert '<html lang="zh-hans">' in chinese
@@ -487,7 +487,7 @@ def test_rating_while_chatting_in_a_japanese_campaign_is_japanese_even_for_an_en
         texts=JAPANESE_TURNS,
         alias="システム A",
     )
-    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    client = Client(headers={"accept-language": "en"})
     client.force_login(worker)
     client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
     url = reverse("annotation:live-turn-rating", args=[model_turns(dialogue)[0].pk])
