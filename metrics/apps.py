@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import threading
 from datetime import datetime
 from typing import Any
 
@@ -38,13 +37,6 @@ def _chunks_to_sweep(now: datetime) -> Q:
     return Q(run__status__in=ACTIVE) & (Q(status=JobStatus.RUNNING) | stalled)
 
 
-def _warm_up_metrics(**kwargs: Any) -> threading.Thread | None:
-    """Load the metric kernels' models in each new Celery pool process (`services/warmup.py`)."""
-    from metrics.services.warmup import start_warm_up
-
-    return start_warm_up(**kwargs)
-
-
 def _report_figures() -> dict[str, Any]:
     # Imported here: matplotlib is heavy and only the health check and the report pages need it.
     from metrics.reporting.fonts import font_status
@@ -56,13 +48,7 @@ class MetricsConfig(AppConfig):
     name = "metrics"
 
     def ready(self) -> None:
-        from celery.signals import worker_process_init
-
         from core.health import register_feature_check
-
-        # Each pool process, not the worker's parent (`worker_ready` fires there, once, and the
-        # prefork children it forked before do not share what it loads afterwards).
-        worker_process_init.connect(_warm_up_metrics, dispatch_uid="metrics-warm-up")
 
         register_feature_check("report_figures", _report_figures)
 

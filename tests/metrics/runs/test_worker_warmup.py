@@ -50,9 +50,12 @@ def test_the_warm_up_scores_every_msde16_metric_of_each_language(monkeypatch):
 
 @override_settings(METRICS_WORKER_WARMUP=True)
 def test_each_new_pool_process_warms_up_through_the_metrics_app(monkeypatch):
-    """The metrics app connects its warm-up to Celery's `worker_process_init` (the project's
-    Celery module imports no app); sending the signal, as a pool process starts, runs it."""
+    """The metrics tasks package (which a worker imports before starting its pool) connects the
+    warm-up to Celery's `worker_process_init`; sending the signal, as a pool process starts, runs
+    it. The project's Celery module imports no app."""
     from celery.signals import worker_process_init
+
+    import metrics.tasks  # noqa: F401  (what a worker's autodiscovery imports)
 
     called = []
     monkeypatch.setattr(warmup, "metrics_warm_up", lambda: called.append(True))
