@@ -13,11 +13,14 @@ resolves, reverses and passes the URL checks without it, and the first request â
 read of one of the view's attributes (the schema generator's ``cls``, a middleware's
 ``csrf_exempt``) â€” imports the class and calls ``as_view(**initkwargs)``, once.
 
-Only for class-based views whose ``as_view()`` returns a synchronous view (every DRF view):
-Django asks a callback whether it is a coroutine function before it calls it, and this one says no
-without importing anything; loading an async view is refused (:class:`ImproperlyConfigured`).
-``check --deploy`` imports every lazy view (:func:`core.checks.check_lazy_views`), so a broken
-import still fails the deploy check.
+The HTML pages' function views go the same way (``lazy_path("datasets/",
+"chat.views.datasets.dataset_list", name=...)``): their forms and services load numpy, the
+scorer registry and the rating statistics. Django asks a callback whether it is a coroutine
+function before it calls it, so an asynchronous view (the live chat's) is declared as such
+(``is_async=True``) and its lazy stand-in is one; a view whose import shows the other kind is
+refused (:class:`ImproperlyConfigured`). ``check --deploy`` imports every lazy view
+(:func:`core.checks.check_lazy_views`), so a broken import or a wrong declaration still fails the
+deploy check.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from asgiref.sync import iscoroutinefunction
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.core.exceptions import ImproperlyConfigured
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.urls.resolvers import RoutePattern
@@ -37,7 +40,10 @@ ViewDecorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 
 class LazyView:
-    """A class-based view named by its dotted path, imported and built on first use."""
+    """A view (a class-based view, or a view function) named by its dotted path, imported and
+    built on first use."""
+
+    is_async = False
 
     def __init__(
         self, target: str, initkwargs: dict[str, Any], decorators: Sequence[ViewDecorator] = ()
@@ -45,8 +51,8 @@ class LazyView:
         module, _dot, name = target.rpartition(".")
         if not module or not name:
             raise ImproperlyConfigured(
-                f"lazy view {target!r}: expected the dotted path of a view class, "
-                "'package.module.ViewClass'"
+                f"lazy view {target!r}: expected the dotted path of a view, "
+                "'package.module.ViewClass' or 'package.module.view_function'"
             )
         self.target = target
         # What Django's URL machinery reads to name a view, without importing it.
@@ -66,17 +72,24 @@ class LazyView:
         return self._view
 
     def _build(self) -> Callable[..., Any]:
-        view_class = import_string(self.target)
-        as_view = getattr(view_class, "as_view", None)
-        if as_view is None:
+        found = import_string(self.target)
+        as_view = getattr(found, "as_view", None)
+        view: Callable[..., Any]
+        if as_view is not None:
+            view = as_view(**self._initkwargs)
+        elif self._initkwargs:
             raise ImproperlyConfigured(
-                f"lazy view {self.target!r}: {view_class!r} is not a class-based view (no as_view)"
+                f"lazy view {self.target!r}: {sorted(self._initkwargs)} given, but a view "
+                "function takes no as_view() arguments"
             )
-        view: Callable[..., Any] = as_view(**self._initkwargs)
-        if iscoroutinefunction(view):
+        elif callable(found):
+            view = found
+        else:
+            raise ImproperlyConfigured(f"lazy view {self.target!r}: {found!r} is not a view")
+        if iscoroutinefunction(view) != self.is_async:
+            kind = "asynchronous" if iscoroutinefunction(view) else "synchronous"
             raise ImproperlyConfigured(
-                f"lazy view {self.target!r} is asynchronous: route it with django.urls.path, "
-                "a lazy view must be synchronous"
+                f"lazy view {self.target!r} is {kind}: declare it with is_async={not self.is_async}"
             )
         for decorator in reversed(self._decorators):
             view = decorator(view)
@@ -97,6 +110,21 @@ class LazyView:
         return f"<LazyView {self.target}>"
 
 
+class AsyncLazyView(LazyView):
+    """A :class:`LazyView` of an asynchronous view: a coroutine function to Django."""
+
+    is_async = True
+
+    def __init__(
+        self, target: str, initkwargs: dict[str, Any], decorators: Sequence[ViewDecorator] = ()
+    ) -> None:
+        super().__init__(target, initkwargs, decorators)
+        markcoroutinefunction(self)
+
+    async def __call__(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        return await self.load()(request, *args, **kwargs)
+
+
 class LazyURLPattern(URLPattern):
     """A URL pattern of a :class:`LazyView`: names its view by the dotted path it was given."""
 
@@ -111,15 +139,20 @@ class LazyURLPattern(URLPattern):
 def lazy_path(
     route: str,
     target: str,
+    kwargs: dict[str, Any] | None = None,
     *,
     name: str | None = None,
+    is_async: bool = False,
     decorators: Sequence[ViewDecorator] = (),
     **initkwargs: Any,
 ) -> LazyURLPattern:
-    """``path(route, import_string(target).as_view(**initkwargs), name=name)``, imported lazily;
-    ``decorators`` wrap the built view as they would wrap ``as_view()``'s (outermost first)."""
+    """``path(route, import_string(target).as_view(**initkwargs), kwargs, name=name)`` for a
+    class-based view, ``path(route, import_string(target), kwargs, name=name)`` for a view
+    function, imported lazily; ``decorators`` wrap the built view as they would wrap
+    ``as_view()``'s (outermost first); an asynchronous view is declared ``is_async=True``."""
     pattern = RoutePattern(route, name=name, is_endpoint=True)
-    return LazyURLPattern(pattern, LazyView(target, initkwargs, decorators), name=name)
+    view_type = AsyncLazyView if is_async else LazyView
+    return LazyURLPattern(pattern, view_type(target, initkwargs, decorators), kwargs, name=name)
 
 
 def lazy_views(resolver: URLResolver | None = None) -> Iterator[LazyView]:

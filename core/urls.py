@@ -1,7 +1,5 @@
-from django.urls import path
-
-from core import views
+from core.lazy_urls import lazy_path
 
 urlpatterns = [
-    path("healthz", views.healthz, name="healthz"),
+    lazy_path("healthz", "core.views.healthz", name="healthz"),
 ]

@@ -1,7 +1,5 @@
-from django.urls import path
-
-from workspace import views
+from core.lazy_urls import lazy_path
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    lazy_path("", "workspace.views.home", name="home"),
 ]
