@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy as _
 
 from core.i18n import pick_text
 from core.json import UnicodeJSONEncoder
-from core.models import Job
+from core.models import Job, WorkspaceOwned, WorkspaceScoped
 
 
 class Language(models.TextChoices):
@@ -64,7 +64,7 @@ class Skill(models.Model):
         return self.name_in()
 
 
-class Backend(models.Model):
+class Backend(WorkspaceOwned):
     """A registered model. Secrets are never stored: only the *name* of an env variable."""
 
     class Adapter(models.TextChoices):
@@ -106,7 +106,7 @@ class Backend(models.Model):
         return self.name
 
 
-class Dataset(models.Model):
+class Dataset(WorkspaceOwned):
     """A reference corpus; its samples are scenarios for live chat and contexts for static runs."""
 
     class Format(models.TextChoices):
@@ -136,8 +136,10 @@ class Dataset(models.Model):
         return self.name
 
 
-class Sample(models.Model):
+class Sample(WorkspaceScoped):
     """One scenario/context: context turns, reference response(s) and grounding."""
+
+    workspace_lookup = "dataset__workspace"
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="samples")
     index = models.PositiveIntegerField(help_text=_("Position in the imported file (0-based)."))
@@ -211,7 +213,7 @@ def default_acceptability() -> dict:
     }
 
 
-class Campaign(models.Model):
+class Campaign(WorkspaceOwned):
     """A study: which backends talk about which scenarios, how much, and who takes part."""
 
     class Mode(models.TextChoices):
@@ -366,8 +368,10 @@ class Participant(models.Model):
         return f"{self.campaign.name}: {self.external_id or self.user}"
 
 
-class Dialogue(models.Model):
+class Dialogue(WorkspaceScoped):
     """Every conversation, live, static or imported."""
+
+    workspace_lookup = "campaign__workspace"
 
     class AbandonReason(models.TextChoices):
         # The first four a worker chooses when skipping or abandoning a reserved scenario.
@@ -479,8 +483,10 @@ class Turn(models.Model):
         return f"{self.dialogue_id}:{self.index} {self.speaker}"
 
 
-class StaticRun(Job):
+class StaticRun(Job, WorkspaceScoped):
     """A static generation job: each backend answers every (or a seeded sample of N) context."""
+
+    workspace_lookup = "campaign__workspace"
 
     name = models.CharField(max_length=160)
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="static_runs")
