@@ -281,9 +281,11 @@ def require_same_workspace(*rows: Any) -> None:
     from django.core.exceptions import ValidationError
     from django.utils.translation import gettext as _
 
-    owned = [row for row in rows if getattr(row, "workspace_id", None) is not None]
-    if len({row.workspace_id for row in owned}) > 1:
-        first, other = owned[0], next(r for r in owned if r.workspace_id != owned[0].workspace_id)
+    owned = [(row, _workspace_id_of(row)) for row in rows]
+    owned = [(row, ws) for row, ws in owned if ws is not None]
+    if len({ws for _row, ws in owned}) > 1:
+        first = owned[0][0]
+        other = next(row for row, ws in owned if ws != owned[0][1])
         raise ValidationError(
             _("「%(other)s」属于另一个工作区，不能与「%(first)s」一起使用。")
             % {"other": other, "first": first}
@@ -304,3 +306,18 @@ def only_views_here(request: HttpRequest, roles: tuple[Role, ...]) -> bool:
     if user_roles(user).intersection(set(roles) - {Role.RESEARCHER}):
         return False  # admitted by another role (an expert rating on a shared route)
     return workspace_role(user, current_workspace(request)) == "viewer"
+
+
+def _workspace_id_of(row: Any) -> int | None:
+    """A row's workspace: its own column, or its parent's (a static run's campaign's)."""
+    if hasattr(row, "workspace_id"):
+        return row.workspace_id  # type: ignore[no-any-return]  # an int or None
+    path = getattr(row, "workspace_lookup", None)
+    if path is None:
+        return None
+    *parents, _last = path.split("__")
+    for name in parents:
+        row = getattr(row, name, None)
+        if row is None:
+            return None
+    return row.workspace_id  # type: ignore[no-any-return]  # an int or None

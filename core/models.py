@@ -180,7 +180,7 @@ class AuditEvent(models.Model):
         indexes = [models.Index(fields=["workspace", "-at"], name="auditevent_ws_at_idx")]
 
     def __str__(self) -> str:
-        return f"{self.at:%Y-%m-%d %H:%M} {self.user} {self.action} {self.object_type}:{self.object_id}"
+        return f"{self.at:%Y-%m-%d %H:%M} {self.user} {self.action} {self.object_repr}"
 
 
 class WorkspaceQuerySet(models.QuerySet):
