@@ -347,3 +347,19 @@ def test_commands_refuse_a_foreign_object_by_name(groups, tmp_path):
     assert out.exists()
     with pytest.raises(CommandError, match="no workspace named"):
         call_command("export_dataset", "--name", "x", "--workspace", "没有这个")
+
+
+def test_staff_see_every_workspace_in_the_admin_and_move_objects_audited(groups):
+    staff = make_user("sam", is_staff=True, is_superuser=True)
+    client = _client(staff)
+    listing = client.get(reverse("admin:chat_backend_changelist"))
+    assert f"{SECRET}-backend" in listing.content.decode()
+    response = client.post(
+        reverse("admin:chat_backend_changelist"),
+        {"action": f"move_to_workspace_{groups['b'].pk}", "_selected_action": [ID]},
+    )
+    assert response.status_code == 302
+    assert Backend._base_manager.get(pk=ID).workspace == groups["b"]
+    for workspace in (groups["a"], groups["b"]):
+        event = AuditEvent.objects.get(workspace=workspace, action="move")
+        assert event.user == staff and event.detail == {"from": "默认工作区", "to": "乙组"}
