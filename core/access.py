@@ -163,7 +163,10 @@ def workspace_objects(model_or_queryset: Any, user: User | None, workspace: Any)
         queryset = model_or_queryset._base_manager.all()
     else:
         raise TypeError(f"not a model or a queryset: {model_or_queryset!r}")
-    queryset._workspace_scoped = True
+    from core.models import WorkspaceQuerySet
+
+    if isinstance(queryset, WorkspaceQuerySet):
+        queryset._workspace_scoped = True  # the filter below must not scope it again
     model = queryset.model
     lookup = getattr(model, "workspace_lookup", None)
     if lookup is None:
@@ -311,7 +314,7 @@ def only_views_here(request: HttpRequest, roles: tuple[Role, ...]) -> bool:
 def _workspace_id_of(row: Any) -> int | None:
     """A row's workspace: its own column, or its parent's (a static run's campaign's)."""
     if hasattr(row, "workspace_id"):
-        return row.workspace_id  # type: ignore[no-any-return]  # an int or None
+        return row.workspace_id
     path = getattr(row, "workspace_lookup", None)
     if path is None:
         return None
@@ -320,4 +323,4 @@ def _workspace_id_of(row: Any) -> int | None:
         row = getattr(row, name, None)
         if row is None:
             return None
-    return row.workspace_id  # type: ignore[no-any-return]  # an int or None
+    return row.workspace_id

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
@@ -65,5 +65,5 @@ class WorkspaceOwnedAdmin(admin.ModelAdmin):
         for workspace in Workspace.objects.order_by("pk"):
             name = f"move_to_workspace_{workspace.pk}"
             label = _("移到工作区「%(name)s」") % {"name": workspace.name}
-            actions[name] = (_mover(workspace), name, label)
+            actions[name] = (cast(Any, _mover(workspace)), name, label)
         return actions

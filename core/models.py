@@ -211,10 +211,14 @@ class WorkspaceQuerySet(models.QuerySet):
         return scoped
 
 
-class WorkspaceManager(models.Manager.from_queryset(WorkspaceQuerySet)):  # type: ignore[misc]  # a dynamic base class
+class _ScopedManager(models.Manager):
     def get_queryset(self) -> WorkspaceQuerySet:
-        queryset: WorkspaceQuerySet = super().get_queryset()
+        queryset = super().get_queryset()
+        assert isinstance(queryset, WorkspaceQuerySet)
         return queryset._in_current_scope()
+
+
+WorkspaceManager = _ScopedManager.from_queryset(WorkspaceQuerySet)
 
 
 class WorkspaceScoped(models.Model):
