@@ -216,14 +216,17 @@ def user_workspaces(user: User) -> list[Any]:
 
 
 def current_workspace(request: HttpRequest) -> Any:
-    """The workspace a researcher works in: the one chosen in the session (or named by an API
-    client's ``X-Workspace`` header, a workspace id), else their first one."""
+    """The workspace a researcher works in: the one an API client names in an ``X-Workspace``
+    header (a workspace id), else the one chosen in the session, else their first one."""
     user = request.user
     if not isinstance(user, User) or not user.is_authenticated:
         return None
     choices = user_workspaces(user)
-    wanted = request.headers.get("X-Workspace") or request.session.get(SESSION_WORKSPACE_KEY)
-    chosen = [w for w in choices if str(w.pk) == str(wanted)] if wanted is not None else []
+    named = request.headers.get("X-Workspace")
+    if named is not None:  # an API client's explicit choice: one it may not enter shows nothing
+        return next((w for w in choices if str(w.pk) == named.strip()), None)
+    wanted = request.session.get(SESSION_WORKSPACE_KEY) if hasattr(request, "session") else None
+    chosen = [w for w in choices if w.pk == wanted]
     return chosen[0] if chosen else (choices[0] if choices else None)
 
 

@@ -363,3 +363,40 @@ def test_staff_see_every_workspace_in_the_admin_and_move_objects_audited(groups)
     for workspace in (groups["a"], groups["b"]):
         event = AuditEvent.objects.get(workspace=workspace, action="move")
         assert event.user == staff and event.detail == {"from": "默认工作区", "to": "乙组"}
+
+
+def test_a_name_taken_in_another_workspace_is_a_clear_refusal_not_an_error(groups):
+    """Names are unique across the deployment (decision NN): B is told, A's data stays hidden."""
+    ben = _client(groups["ben"])
+    response = ben.post(
+        reverse("api-backend-list"),
+        {
+            "name": f"{SECRET}-backend",
+            "adapter": "openai",
+            "config": {"base_url": "http://127.0.0.1:8000/v1", "model": "qwen"},
+        },
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert Backend._base_manager.get(name=f"{SECRET}-backend").workspace == groups["a"]
+
+
+def test_an_api_client_names_its_workspace_in_a_header(groups):
+    from rest_framework.authtoken.models import Token
+
+    Membership.objects.create(workspace=groups["b"], user=groups["ana"])
+    with workspace_scope(groups["b"]):
+        BackendFactory(name="乙组-api-backend")
+    token = Token.objects.create(user=groups["ana"]).key
+    client = Client()
+
+    def names(**headers: str) -> set[str]:
+        response = client.get(
+            reverse("api-backend-list"), HTTP_AUTHORIZATION=f"Token {token}", **headers
+        )
+        return {row["name"] for row in response.json()["results"]}
+
+    assert names() == {f"{SECRET}-backend"}  # the first workspace
+    assert names(HTTP_X_WORKSPACE=str(groups["b"].pk)) == {"乙组-api-backend"}
+    other = Workspace.objects.create(name="丙组")  # not a member: nothing at all
+    assert names(HTTP_X_WORKSPACE=str(other.pk)) == set()
