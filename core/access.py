@@ -6,6 +6,7 @@ superusers are admins and pass every role check.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -166,7 +167,11 @@ def workspace_objects(model_or_queryset: Any, user: User | None, workspace: Any)
     from core.models import WorkspaceQuerySet
 
     if isinstance(queryset, WorkspaceQuerySet):
-        queryset._workspace_scoped = True  # the filter below must not scope it again
+        # A plain copy marked scoped: the filter below must not scope it again (by the current
+        # scope), and the caller's queryset stays as it was.
+        marked: WorkspaceQuerySet = copy.copy(queryset)
+        marked._workspace_scoped = True
+        queryset = marked
     model = queryset.model
     lookup = getattr(model, "workspace_lookup", None)
     if lookup is None:

@@ -58,7 +58,7 @@ def on_delete(sender: type[models.Model], instance: Any, **kwargs: Any) -> None:
 
 
 def join_the_only_workspace(
-    sender: Any, instance: Any, action: str, pk_set: set[int] | None, **kwargs: Any
+    sender: Any, instance: Any, action: str, reverse: bool, pk_set: set[int] | None, **kwargs: Any
 ) -> None:
     """A user given the researcher role on a deployment with one workspace joins it: a single
     group's deployment keeps working as before workspaces. With several, an owner adds them."""
@@ -66,11 +66,19 @@ def join_the_only_workspace(
 
     from core.models import Membership
 
-    if action != "post_add" or not pk_set or not isinstance(instance, User):
+    if action != "post_add" or not pk_set:
         return
-    if not Group.objects.filter(pk__in=pk_set, name="researcher").exists():
-        return
+    if reverse:  # group.user_set.add(user, ...)
+        if instance.name != "researcher":
+            return
+        users = list(User.objects.filter(pk__in=pk_set))
+    else:  # user.groups.add(group, ...)
+        if not Group.objects.filter(pk__in=pk_set, name="researcher").exists():
+            return
+        users = [instance]
     only = list(Workspace.objects.all()[:2])
-    if len(only) == 1:
-        Membership.objects.get_or_create(workspace=only[0], user=instance)
-        instance.__dict__.pop("_workspace_memberships", None)
+    if len(only) != 1:
+        return
+    for user in users:
+        Membership.objects.get_or_create(workspace=only[0], user=user)
+        user.__dict__.pop("_workspace_memberships", None)

@@ -400,3 +400,17 @@ def test_an_api_client_names_its_workspace_in_a_header(groups):
     assert names(HTTP_X_WORKSPACE=str(groups["b"].pk)) == {"乙组-api-backend"}
     other = Workspace.objects.create(name="丙组")  # not a member: nothing at all
     assert names(HTTP_X_WORKSPACE=str(other.pk)) == set()
+
+
+def test_a_new_researcher_joins_the_only_workspace_and_none_of_several(db):
+    from django.contrib.auth.models import Group
+
+    (only,) = Workspace.objects.all()
+    make_user("one", Role.RESEARCHER)
+    by_group = User.objects.create_user("two")
+    Group.objects.get(name="researcher").user_set.add(by_group)
+    make_user("expert-only", Role.EXPERT)
+    assert set(only.memberships.values_list("user__username", flat=True)) == {"one", "two"}
+    Workspace.objects.create(name="second")
+    make_user("three", Role.RESEARCHER)
+    assert not Membership.objects.filter(user__username="three").exists()
