@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from core.commands import WorkspaceCommand
 from metrics.analysis.correlation import METHODS
 from metrics.analysis.join import LEVELS
 from metrics.analysis.results import StudyConfig
@@ -22,7 +21,7 @@ from metrics.analysis.study import correlate_csv
 from metrics.reporting.bundle import REPORT_FORMATS, format_for_path, write_report
 
 
-class Command(WorkspaceCommand):
+class Command(BaseCommand):
     help = "Correlate metric scores with human scores (two CSV files) and write the report."
 
     def add_arguments(self, parser: CommandParser) -> None:

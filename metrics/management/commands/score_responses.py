@@ -11,9 +11,8 @@ from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import CommandError
+from django.core.management.base import BaseCommand, CommandError
 
-from core.commands import WorkspaceCommand
 from metrics.scorers import METRICS, Settings
 from metrics.scorers.base import BLEU_SMOOTHINGS, EMBEDDING_OOV, METEOR_SYNONYMS
 from metrics.scorers.offline import score_file
@@ -43,7 +42,7 @@ _SETTINGS = {
 }
 
 
-class Command(WorkspaceCommand):
+class Command(BaseCommand):
     help = (
         "Score responses in a JSONL file (id, hypothesis, references, optional context) with "
         f"automatic metrics; metrics: {' '.join(METRICS)}."
