@@ -7,6 +7,7 @@ single-turn dialogue whose system turn keeps the dataset's reference responses.
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -311,6 +312,12 @@ class CampaignBackend(models.Model):
     def __str__(self) -> str:
         return f"{self.campaign.name}: {self.alias}"
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        from core.access import require_same_workspace
+
+        require_same_workspace(self.campaign, self.backend)
+        super().save(*args, **kwargs)
+
 
 class CampaignOpening(models.Model):
     """One opening utterance drawn for a campaign: a dataset sample and its topic, fixed at
@@ -487,6 +494,7 @@ class StaticRun(Job, WorkspaceScoped):
     """A static generation job: each backend answers every (or a seeded sample of N) context."""
 
     workspace_lookup = "campaign__workspace"
+    workspace_links = ("campaign", "dataset")
 
     name = models.CharField(max_length=160)
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="static_runs")

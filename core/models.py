@@ -9,6 +9,8 @@ finish, retry, and the sweeper that re-dispatches abandoned work) live in :mod:`
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -228,11 +230,20 @@ class WorkspaceScoped(models.Model):
     workspace_lookup: str = "workspace"
     # Rows without a workspace (preset rubrics) are global: every workspace reads them.
     workspace_null_is_global: bool = False
+    # Links to rows of other workspace-owned models, which must be in the same workspace.
+    workspace_links: tuple[str, ...] = ()
 
     objects = WorkspaceManager()
 
     class Meta:
         abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        from core.access import require_same_workspace
+
+        linked = [getattr(self, name) for name in self.workspace_links if _link_is_set(self, name)]
+        require_same_workspace(self, *linked)
+        super().save(*args, **kwargs)
 
 
 class WorkspaceOwned(WorkspaceScoped):
@@ -245,19 +256,14 @@ class WorkspaceOwned(WorkspaceScoped):
         Workspace, on_delete=models.PROTECT, related_name="+", verbose_name=_("工作区")
     )
     workspace_parent: str | None = None
-    workspace_links: tuple[str, ...] = ()
 
     class Meta:
         abstract = True
 
-    def save(self, *args: object, **kwargs: object) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if self.workspace_id is None and self.needs_workspace():
             self.workspace_id = self._workspace_for_new_row()
-        from core.access import require_same_workspace
-
-        linked = [getattr(self, name) for name in self.workspace_links if _link_is_set(self, name)]
-        require_same_workspace(self, *linked)
-        super().save(*args, **kwargs)  # type: ignore[arg-type]  # Model.save's own signature
+        super().save(*args, **kwargs)
 
     def needs_workspace(self) -> bool:
         return True

@@ -237,6 +237,10 @@ def test_objects_of_two_workspaces_cannot_be_combined(groups):
     with pytest.raises(ValidationError):
         MetricRun.objects.create(name="x", campaign=campaign_b, static_run_id=ID, metrics=[])
     with pytest.raises(ValidationError):
+        StaticRun.objects.create(name="x", campaign=campaign_b, dataset_id=ID)
+    with pytest.raises(ValidationError):
+        CampaignBackendFactory(campaign=campaign_b, backend=Backend._base_manager.get(pk=ID))
+    with pytest.raises(ValidationError):
         FollowupSelection.objects.create(
             name="x", job=job, workspace=groups["b"], dimension="o", model_path="/x", language="zh"
         )
@@ -283,6 +287,14 @@ def test_creation_in_a_request_lands_in_the_current_workspace_and_is_audited(gro
     event = AuditEvent.objects.get(workspace=groups["b"], action="create")
     assert (event.user, event.object_repr) == (groups["ben"], "乙组的模型")
     assert not AuditEvent.objects.filter(workspace=groups["a"]).exists()
+
+
+def test_a_download_is_an_audited_export(groups):
+    ana = _client(groups["ana"])
+    response = ana.get(reverse("chat:dataset-export", args=[ID]))
+    assert response.status_code == 200
+    event = AuditEvent.objects.get(workspace=groups["a"], action="export")
+    assert event.user == groups["ana"] and f"/{ID}/" in event.detail["path"]
 
 
 def test_closing_a_campaign_is_an_audited_event(groups):
