@@ -6,7 +6,6 @@ superusers are admins and pass every role check.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -167,11 +166,9 @@ def workspace_objects(model_or_queryset: Any, user: User | None, workspace: Any)
     from core.models import WorkspaceQuerySet
 
     if isinstance(queryset, WorkspaceQuerySet):
-        # A plain copy marked scoped: the filter below must not scope it again (by the current
-        # scope), and the caller's queryset stays as it was.
-        marked: WorkspaceQuerySet = copy.copy(queryset)
-        marked._workspace_scoped = True
-        queryset = marked
+        # The filter below must not scope it again (by the current scope); the caller's
+        # queryset stays as it was.
+        queryset = queryset.marked_scoped()
     model = queryset.model
     lookup = getattr(model, "workspace_lookup", None)
     if lookup is None:

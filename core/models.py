@@ -200,6 +200,12 @@ class WorkspaceQuerySet(models.QuerySet):
         clone._workspace_scoped = self._workspace_scoped
         return clone._in_current_scope()
 
+    def marked_scoped(self) -> WorkspaceQuerySet:
+        """A copy that no scope narrows further (`workspace_objects` filters it itself)."""
+        clone: WorkspaceQuerySet = super()._clone()  # type: ignore[misc]  # Django-private
+        clone._workspace_scoped = True
+        return clone
+
     def _in_current_scope(self) -> WorkspaceQuerySet:
         if self._workspace_scoped:
             return self

@@ -426,3 +426,12 @@ def test_a_new_researcher_joins_the_only_workspace_and_none_of_several(db):
     Workspace.objects.create(name="second")
     make_user("three", Role.RESEARCHER)
     assert not Membership.objects.filter(user__username="three").exists()
+
+
+def test_scoping_a_queryset_runs_no_query_and_leaves_it_unchanged(
+    groups, django_assert_num_queries
+):
+    unscoped = Backend.objects.all()
+    with django_assert_num_queries(0):
+        scoped = workspace_objects(unscoped, None, groups["b"])
+    assert list(scoped) == [] and len(unscoped) == 1
