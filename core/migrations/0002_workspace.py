@@ -4,7 +4,6 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-
 DEFAULT_WORKSPACE_NAME = "默认工作区"
 
 
