@@ -10,10 +10,11 @@ from annotation.models import (
     ReviewPolicy,
     Rubric,
 )
+from core.admin import WorkspaceOwnedAdmin
 
 
 @admin.register(Rubric)
-class RubricAdmin(admin.ModelAdmin):
+class RubricAdmin(WorkspaceOwnedAdmin):
     list_display = ("key", "version", "is_preset", "created_at")
     list_filter = ("is_preset",)
 
@@ -30,7 +31,7 @@ class ReviewPolicyAdmin(admin.ModelAdmin):
 
 
 @admin.register(RatingJob)
-class RatingJobAdmin(admin.ModelAdmin):
+class RatingJobAdmin(WorkspaceOwnedAdmin):
     list_display = ("name", "campaign", "rubric", "raters_per_dialogue", "status", "is_live")
     list_filter = ("status", "is_live")
 

@@ -8,10 +8,10 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from chat.models import Campaign, Dialogue, StaticRun, Turn
-from core.models import Job, Versioned
+from core.models import Job, Versioned, WorkspaceOwned, WorkspaceScoped
 
 
-class Rubric(Versioned):
+class Rubric(Versioned, WorkspaceOwned):
     """A versioned rubric spec (JSON). `questions[].key` is stable: exports and reports use it.
 
     A version that ratings refer to is immutable; edits create the next version.
@@ -21,6 +21,19 @@ class Rubric(Versioned):
     title = models.JSONField(default=dict, blank=True)  # {"zh-hans": ..., "en": ...}
     spec = models.JSONField()
     is_preset = models.BooleanField(default=False)
+    # Presets belong to no workspace: every workspace reads them, none changes them.
+    workspace = models.ForeignKey(
+        "core.Workspace",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("工作区"),
+    )
+    workspace_null_is_global = True
+
+    def needs_workspace(self) -> bool:
+        return not self.is_preset
 
     class Meta(Versioned.Meta):
         constraints = [
@@ -29,8 +42,10 @@ class Rubric(Versioned):
         ]
 
 
-class Review(models.Model):
+class Review(WorkspaceScoped):
     """An expert's quality-control decision on a submitted dialogue (MSDE §3.1)."""
+
+    workspace_lookup = "dialogue__campaign__workspace"
 
     class Decision(models.TextChoices):
         ACCEPT = "accept", _("通过")
@@ -86,8 +101,11 @@ class ReviewPolicy(models.Model):
         return f"{self.campaign.name}: {self.reviewers_per_dialogue} × {self.decision_rule}"
 
 
-class RatingJob(models.Model):
+class RatingJob(WorkspaceOwned):
     """Dialogues × rubric × raters per dialogue."""
+
+    workspace_parent = "campaign"
+    workspace_links = ("campaign", "rubric", "static_run")
 
     class Status(models.TextChoices):
         DRAFT = "draft", _("草稿")
@@ -163,13 +181,15 @@ class JobRater(models.Model):
         return f"{self.job_id}: {self.rater_id} ({self.state})"
 
 
-class GoldItem(models.Model):
+class GoldItem(WorkspaceScoped):
     """A dialogue with known answers: mixed into the work as a gold item, or part of the
     onboarding (screening) set a rater must pass before real items.
 
     `answers` is a list of {"question": key, "turn": model-turn index or null, "value": v},
     validated against the job's rubric; the turn index counts the dialogue's model turns from 0.
     """
+
+    workspace_lookup = "job__workspace"
 
     class Purpose(models.TextChoices):
         GOLD = "gold", _("金标题")
@@ -191,8 +211,10 @@ class GoldItem(models.Model):
         return f"{self.job_id}: {self.purpose} dialogue {self.dialogue_id}"
 
 
-class Assignment(models.Model):
+class Assignment(WorkspaceScoped):
     """Which rater rates which dialogue in a job, in which (random) order."""
+
+    workspace_lookup = "job__workspace"
 
     class Status(models.TextChoices):
         PENDING = "pending", _("待评")
@@ -290,7 +312,10 @@ class Rating(models.Model):
         return f"{self.question}={self.value if self.value is not None else self.text!r}"
 
 
-class RatingImport(Job):
+class RatingImport(Job, WorkspaceOwned):
+    workspace_parent = "campaign"
+    workspace_links = ("campaign", "rubric")
+
     """A ratings file too large to import while the request waits, imported by a worker.
 
     The uploaded file is kept in ``data`` until the job ends (the worker that picks the job up

@@ -11,6 +11,7 @@ from chat.models import (
     Skill,
     Turn,
 )
+from core.admin import WorkspaceOwnedAdmin
 
 
 @admin.register(Skill)
@@ -19,14 +20,14 @@ class SkillAdmin(admin.ModelAdmin):
 
 
 @admin.register(Backend)
-class BackendAdmin(admin.ModelAdmin):
+class BackendAdmin(WorkspaceOwnedAdmin):
     list_display = ("name", "adapter", "active", "concurrency_limit", "timeout_s", "created_at")
     list_filter = ("adapter", "active")
     search_fields = ("name",)
 
 
 @admin.register(Dataset)
-class DatasetAdmin(admin.ModelAdmin):
+class DatasetAdmin(WorkspaceOwnedAdmin):
     list_display = ("name", "skill", "language", "source_format", "sample_count", "created_at")
     list_filter = ("skill", "language", "source_format")
     search_fields = ("name",)
@@ -46,7 +47,7 @@ class CampaignBackendInline(admin.TabularInline):
 
 
 @admin.register(Campaign)
-class CampaignAdmin(admin.ModelAdmin):
+class CampaignAdmin(WorkspaceOwnedAdmin):
     list_display = ("name", "mode", "status", "max_turns", "created_at")
     list_filter = ("mode", "status")
     filter_horizontal = ("skills", "datasets")

@@ -7,6 +7,7 @@ single-turn dialogue whose system turn keeps the dataset's reference responses.
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -15,7 +16,7 @@ from django.utils.translation import gettext_lazy as _
 
 from core.i18n import pick_text
 from core.json import UnicodeJSONEncoder
-from core.models import Job
+from core.models import Job, WorkspaceOwned, WorkspaceScoped
 
 
 class Language(models.TextChoices):
@@ -64,7 +65,7 @@ class Skill(models.Model):
         return self.name_in()
 
 
-class Backend(models.Model):
+class Backend(WorkspaceOwned):
     """A registered model. Secrets are never stored: only the *name* of an env variable."""
 
     class Adapter(models.TextChoices):
@@ -106,7 +107,7 @@ class Backend(models.Model):
         return self.name
 
 
-class Dataset(models.Model):
+class Dataset(WorkspaceOwned):
     """A reference corpus; its samples are scenarios for live chat and contexts for static runs."""
 
     class Format(models.TextChoices):
@@ -136,8 +137,10 @@ class Dataset(models.Model):
         return self.name
 
 
-class Sample(models.Model):
+class Sample(WorkspaceScoped):
     """One scenario/context: context turns, reference response(s) and grounding."""
+
+    workspace_lookup = "dataset__workspace"
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="samples")
     index = models.PositiveIntegerField(help_text=_("Position in the imported file (0-based)."))
@@ -211,7 +214,7 @@ def default_acceptability() -> dict:
     }
 
 
-class Campaign(models.Model):
+class Campaign(WorkspaceOwned):
     """A study: which backends talk about which scenarios, how much, and who takes part."""
 
     class Mode(models.TextChoices):
@@ -309,6 +312,12 @@ class CampaignBackend(models.Model):
     def __str__(self) -> str:
         return f"{self.campaign.name}: {self.alias}"
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        from core.access import require_same_workspace
+
+        require_same_workspace(self.campaign, self.backend)
+        super().save(*args, **kwargs)
+
 
 class CampaignOpening(models.Model):
     """One opening utterance drawn for a campaign: a dataset sample and its topic, fixed at
@@ -366,8 +375,10 @@ class Participant(models.Model):
         return f"{self.campaign.name}: {self.external_id or self.user}"
 
 
-class Dialogue(models.Model):
+class Dialogue(WorkspaceScoped):
     """Every conversation, live, static or imported."""
+
+    workspace_lookup = "campaign__workspace"
 
     class AbandonReason(models.TextChoices):
         # The first four a worker chooses when skipping or abandoning a reserved scenario.
@@ -479,8 +490,11 @@ class Turn(models.Model):
         return f"{self.dialogue_id}:{self.index} {self.speaker}"
 
 
-class StaticRun(Job):
+class StaticRun(Job, WorkspaceScoped):
     """A static generation job: each backend answers every (or a seeded sample of N) context."""
+
+    workspace_lookup = "campaign__workspace"
+    workspace_links = ("campaign", "dataset")
 
     name = models.CharField(max_length=160)
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="static_runs")

@@ -79,6 +79,8 @@ MIDDLEWARE = [
     "core.loop_middleware.CommonMiddleware",
     "core.loop_middleware.CsrfViewMiddleware",
     "core.loop_middleware.AuthenticationMiddleware",
+    # After authentication: a researcher's queries see only the current workspace.
+    "core.middleware.WorkspaceMiddleware",
     "core.loop_middleware.MessageMiddleware",
     "core.loop_middleware.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -106,6 +108,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "core.context_processors.navigation",
+                "core.context_processors.workspaces",
             ],
             # {% colon %}, {% lparen %}… between translated pieces: full-width in zh/ja only.
             "builtins": ["core.templatetags.punctuation"],

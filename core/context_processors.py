@@ -26,3 +26,20 @@ def navigation(request: HttpRequest) -> dict[str, Any]:
         "nav_crowdworker": Role.CROWDWORKER in roles,
         "nav_admin": is_admin,
     }
+
+
+def workspaces(request: HttpRequest) -> dict[str, Any]:
+    """The header's workspace: the current one, and the others to switch to (none shown when
+    there is only one)."""
+    from core.access import Role, current_workspace, has_role, user_workspaces, workspace_role
+
+    user = request.user
+    if not has_role(user, Role.RESEARCHER):
+        return {}
+    current = current_workspace(request)
+    choices = user_workspaces(user) if current is not None else []  # type: ignore[arg-type]  # a signed-in User
+    return {
+        "current_workspace": current,
+        "workspace_choices": choices if len(choices) > 1 else [],
+        "workspace_is_owner": workspace_role(user, current) == "owner",  # type: ignore[arg-type]  # a signed-in User
+    }

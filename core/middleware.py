@@ -9,9 +9,11 @@ from typing import Any
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.http import FileResponse, HttpRequest, HttpResponseBadRequest, QueryDict
 from django.http.response import HttpResponseBase
+from django.urls import NoReverseMatch, reverse
 from django.utils.translation import gettext as _
 from whitenoise.middleware import WhiteNoiseMiddleware
 
+from core.access import current_scope, request_scope
 from core.http import stream_file_response
 
 
@@ -109,3 +111,67 @@ class AsyncWhiteNoiseMiddleware:
             return served
         response: Awaitable[HttpResponseBase] = self.get_response(request)
         return await response
+
+
+class WorkspaceMiddleware:
+    """Puts every request inside its workspace scope (`core.access.request_scope`): while the
+    view runs, a researcher's or an admin's queries see only the current workspace. The admin
+    site is left unscoped (staff move objects between workspaces there). A download answered to
+    a scoped request is an ``export`` event in the workspace's audit log."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+        self.get_response = get_response
+        self.is_async = iscoroutinefunction(get_response)
+        if self.is_async:
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.is_async:
+            return self.__acall__(request)
+        if _is_admin_site(request):
+            return self.get_response(request)
+        with request_scope(request):
+            response = self.get_response(request)
+            _audit_export(request, response)
+        return response
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
+        if _is_admin_site(request):
+            unscoped_response: Awaitable[HttpResponseBase] = self.get_response(request)
+            return await unscoped_response
+        with request_scope(request):
+            pending: Awaitable[HttpResponseBase] = self.get_response(request)
+            response = await pending
+            if _is_download(response):
+                await sync_to_async(_audit_export)(request, response)
+        return response
+
+
+def _is_admin_site(request: HttpRequest) -> bool:
+    try:
+        return request.path.startswith(reverse("admin:index"))
+    except NoReverseMatch:  # a URLconf without the admin site
+        return False
+
+
+def _is_download(response: HttpResponseBase) -> bool:
+    return response.status_code == 200 and "attachment" in response.get("Content-Disposition", "")
+
+
+def _audit_export(request: HttpRequest, response: HttpResponseBase) -> None:
+    if not _is_download(response):
+        return
+    scope = current_scope()
+    if scope is None or scope.workspace is None:
+        return
+    from core.audit import record
+
+    record(
+        scope.workspace,
+        scope.user,
+        "export",
+        detail={"path": request.get_full_path()[:500], "file": response["Content-Disposition"]},
+    )

@@ -13,11 +13,14 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Rubric
 from chat.models import Backend, Dialogue, Turn
-from core.models import Versioned
+from core.models import Versioned, WorkspaceOwned
 from metrics.models import MetricRun, MetricRunChunk
 
 
-class Judge(Versioned):
+class Judge(Versioned, WorkspaceOwned):
+    workspace_parent = "backend"
+    workspace_links = ("backend", "rubric")
+
     class Mode(models.TextChoices):
         DIRECT = "direct", _("直接打分")
         PAIRWISE = "pairwise", _("成对比较")

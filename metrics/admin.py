@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from core.admin import WorkspaceOwnedAdmin
 from metrics.models import MetricRun, MetricRunChunk, MetricScore, Report
 
 
@@ -12,7 +13,7 @@ class MetricRunChunkInline(admin.TabularInline):
 
 
 @admin.register(MetricRun)
-class MetricRunAdmin(admin.ModelAdmin):
+class MetricRunAdmin(WorkspaceOwnedAdmin):
     list_display = (
         "name",
         "campaign",
@@ -35,5 +36,5 @@ class MetricScoreAdmin(admin.ModelAdmin):
 
 
 @admin.register(Report)
-class ReportAdmin(admin.ModelAdmin):
+class ReportAdmin(WorkspaceOwnedAdmin):
     list_display = ("name", "status", "created_at", "finished_at")

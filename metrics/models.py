@@ -7,7 +7,7 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from chat.models import Backend, Campaign, Dataset, Dialogue, Skill, StaticRun, Turn
-from core.models import Job, Leased
+from core.models import Job, Leased, WorkspaceOwned
 from core.models import JobStatus as JobStatus  # one status for every job, re-exported
 
 
@@ -17,8 +17,11 @@ class Level(models.TextChoices):
     SYSTEM = "system", _("系统")
 
 
-class MetricRun(Job):
+class MetricRun(Job, WorkspaceOwned):
     """A scoring job over a campaign's dialogues, or a set of imported external scores."""
+
+    workspace_parent = "campaign"
+    workspace_links = ("campaign", "static_run")
 
     class Source(models.TextChoices):
         COMPUTED = "computed", _("计算")
@@ -148,7 +151,7 @@ class MetricRunChunk(Leased):
         return f"{self.run_id}: {self.backend_id}/{self.skill_id or '*'}/{self.family}"
 
 
-class Report(Job):
+class Report(Job, WorkspaceOwned):
     """A correlation study: its configuration, status, results (JSON) and generated files."""
 
     name = models.CharField(max_length=160)
@@ -165,11 +168,14 @@ class Report(Job):
         return self.name
 
 
-class TrainedDiscriminator(Job):
+class TrainedDiscriminator(Job, WorkspaceOwned):
     """A learned response discriminator (seed 003) trained on a dataset's context-response pairs.
 
     Saved versions are usable as an unreferenced metric; ``path`` is the saved model directory.
     """
+
+    workspace_parent = "dataset"
+    workspace_links = ("dataset",)
 
     name = models.CharField(max_length=160, unique=True)
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="+")
@@ -184,12 +190,15 @@ class TrainedDiscriminator(Job):
         return self.name
 
 
-class FollowupSelection(Job):
+class FollowupSelection(Job, WorkspaceOwned):
     """FED-Selected / FED-Cond-Selected item selection (seed 004 §3) against a rating job.
 
     ``results`` holds the 2-fold cross-validated choice (items per fold, held-out Spearman and
     Pearson) and the items chosen on all rated dialogues, which the ``*-selected`` metrics use.
     """
+
+    workspace_parent = "job"
+    workspace_links = ("job",)
 
     name = models.CharField(max_length=160)
     job = models.ForeignKey(

@@ -21,7 +21,8 @@ from chat.services import backends as backend_services
 from chat.services import campaigns as campaign_services
 from chat.services import datasets as chat_services
 from chat.services import dialogue_io
-from core.access import Role
+from core.access import Role, workspace_scope
+from core.models import Membership, Workspace
 from metrics.scorers.demo_vectors import save_encoder, train_ppmi_svd
 from metrics.scorers.models import read_manifest
 from metrics.scorers.text import text_profile
@@ -145,8 +146,36 @@ def _ensure_user(username: str, password: str, role: Role | None) -> User:
     return user
 
 
+DEMO_WORKSPACE = "演示工作区"
+
+
+def demo_workspace() -> Workspace:
+    """Where the demo goes: a fresh deployment's only workspace while it holds no study yet
+    (no switcher for a demo installation), else a workspace of its own, "演示工作区"."""
+    loaded = Campaign._base_manager.filter(name=DEMO_CAMPAIGN).select_related("workspace").first()
+    if loaded is not None:  # loaded before: load again into the same one (idempotent)
+        return loaded.workspace
+    workspaces = list(Workspace.objects.order_by("pk")[:2])
+    if len(workspaces) == 1 and not _holds_studies(workspaces[0]):
+        return workspaces[0]
+    return Workspace.objects.get_or_create(name=DEMO_WORKSPACE)[0]
+
+
+def _holds_studies(workspace: Workspace) -> bool:
+    return any(
+        model._base_manager.filter(workspace=workspace).exists()
+        for model in (Dataset, Backend, Campaign)
+    )
+
+
 @transaction.atomic
 def demo_load() -> DemoSummary:
+    workspace = demo_workspace()
+    with workspace_scope(workspace):
+        return _demo_load(workspace)
+
+
+def _demo_load(workspace: Workspace) -> DemoSummary:
     summary = DemoSummary()
     researcher = None
     for username, password, role in DEMO_USERS:
@@ -154,6 +183,9 @@ def demo_load() -> DemoSummary:
         summary.users.append((username, password, role.value if role else "admin"))
         if role == Role.RESEARCHER:
             researcher = user
+            Membership.objects.update_or_create(
+                workspace=workspace, user=user, defaults={"role": Membership.Role.OWNER}
+            )
 
     datasets = []
     for filename, name, skill, language in DEMO_DATASETS:

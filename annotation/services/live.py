@@ -50,7 +50,7 @@ def _live_job_name(campaign: Campaign) -> str:
     with translation.override(campaign.interface_language or settings.LANGUAGE_CODE):
         name = _("%(campaign)s · 聊天时逐轮评分") % {"campaign": campaign.name}
     name = name[:160]
-    if RatingJob.objects.filter(name=name).exists():
+    if RatingJob._base_manager.filter(name=name).exists():
         suffix = f" #{campaign.pk}"
         name = name[: 160 - len(suffix)] + suffix
     return name

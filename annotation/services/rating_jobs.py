@@ -114,7 +114,7 @@ def _clean_name(name: str, *, exclude: RatingJob | None) -> str:
     name = name.strip()
     if not name:
         raise RatingJobError(_("name：任务名称不能为空"), field="name")
-    others = RatingJob.objects.filter(name=name)
+    others = RatingJob._base_manager.filter(name=name)
     if exclude is not None:
         others = others.exclude(pk=exclude.pk)
     if others.exists():

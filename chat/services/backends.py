@@ -76,7 +76,7 @@ def backend_create(
     )
     config = _check_config(adapter, config)
     api_key_env = validate_api_key_env(api_key_env)
-    if Backend.objects.filter(name=name).exists():
+    if Backend._base_manager.filter(name=name).exists():
         raise _name_taken(name)
     try:
         with transaction.atomic():
@@ -129,7 +129,7 @@ def backend_update(
     )
     values["config"] = _check_config(values["adapter"], values["config"])
     values["api_key_env"] = validate_api_key_env(values["api_key_env"])
-    if Backend.objects.filter(name=values["name"]).exclude(pk=locked.pk).exists():
+    if Backend._base_manager.filter(name=values["name"]).exclude(pk=locked.pk).exists():
         raise _name_taken(values["name"])
     for key, value in values.items():
         setattr(locked, key, value)

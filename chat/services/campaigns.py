@@ -457,7 +457,8 @@ def _check_name(name: str, errors: _Errors, *, exclude_pk: int | None = None) ->
         errors.add("name", _("请填写名称。"))
     elif len(name) > NAME_MAX_LENGTH:
         errors.add("name", _("名称不能超过 %(max)d 个字符。") % {"max": NAME_MAX_LENGTH})
-    elif Campaign.objects.filter(name=name).exclude(pk=exclude_pk).exists():  # type: ignore[misc]  # None: a new campaign, nothing to exclude
+    # Names are unique across the deployment, not per workspace: look past the current one.
+    elif Campaign._base_manager.filter(name=name).exclude(pk=exclude_pk).exists():  # type: ignore[misc]  # None: a new campaign, nothing to exclude
         errors.add("name", _("已有名为「%(name)s」的评测活动。") % {"name": name})
     return name
 

@@ -150,7 +150,7 @@ def _dataset_create(
     created_by: User | None,
 ) -> Dataset:
     """The empty dataset row, once its name is free and the file within the size limit."""
-    if Dataset.objects.filter(name=name).exists():
+    if Dataset._base_manager.filter(name=name).exists():
         raise _name_taken(name)
     check_size(fileobj, max_bytes=settings.DATASET_UPLOAD_MAX_BYTES)
     try:

@@ -209,7 +209,7 @@ def _check_create(
                 }
     elif not campaign_name:
         errors["campaign_name"] = _("请选择评测活动或填写新评测活动的名称。")
-    elif Campaign.objects.filter(name=campaign_name).exists():
+    elif Campaign._base_manager.filter(name=campaign_name).exists():
         errors["campaign_name"] = _("已有名为「%(name)s」的评测活动。") % {"name": campaign_name}
     if errors:
         raise StaticRunError.for_fields(errors)

@@ -48,8 +48,9 @@ def _as(user) -> Client:
     ("who", "page", "most"),
     [
         # The demo's rated study puts every next-step branch to work (metrics, then a report).
-        ("researcher", "home", 23),
-        ("researcher", "campaign", 18),
+        # A researcher's pages read their workspace memberships once (core.access).
+        ("researcher", "home", 24),
+        ("researcher", "campaign", 19),
         ("worker", "home", 10),
         ("worker", "chat", 8),
         ("expert", "home", 22),

@@ -11,16 +11,17 @@ import json
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 
 from annotation.selectors.rubrics import RubricLookupError, rubric_by_ref
 from annotation.services.rating_assignments import RatingJobError
 from annotation.services.rating_jobs import job_create, job_open
 from chat.models import Campaign, StaticRun
+from core.commands import WorkspaceCommand
 
 
-class Command(BaseCommand):
+class Command(WorkspaceCommand):
     help = "Create a rating job (dialogues × rubric × raters per dialogue), optionally open it."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.selectors.exports import (
     DIALOGUE_COLUMNS,
@@ -18,9 +18,10 @@ from annotation.selectors.exports import (
     job_by_names,
     system_rows,
 )
+from core.commands import WorkspaceCommand
 
 
-class Command(BaseCommand):
+class Command(WorkspaceCommand):
     help = (
         "Write human scores to CSV: unit (dialogue external id or d<pk>; or the system name), "
         "skill, dimension (question key or overall), mean, std, n, ci_low, ci_high, and rank at "

@@ -6,12 +6,13 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.selectors.exports import FORMATS, WHATS, JobLookupError, export_lines, job_by_names
+from core.commands import WorkspaceCommand
 
 
-class Command(BaseCommand):
+class Command(WorkspaceCommand):
     help = (
         "Export a rating job's raw ratings (one row per rater × dialogue × turn × question; "
         "raters by user name) or its dialogue- or system-level scores, as CSV or JSON Lines."

@@ -5,13 +5,13 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.services.rating_import import RatingImportError, ratings_import
-from core.commands import input_file
+from core.commands import WorkspaceCommand, input_file
 
 
-class Command(BaseCommand):
+class Command(WorkspaceCommand):
     help = (
         "Import existing ratings from CSV (columns dialogue_id, rater, question, value, optional "
         "turn) into the campaign's imported rating job for the rubric, inline with a progress "

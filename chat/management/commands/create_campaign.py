@@ -8,12 +8,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 from django.urls import reverse
 
 from chat.models import Backend, Campaign, Dataset
 from chat.services import campaigns as services
+from core.commands import WorkspaceCommand
 from core.errors import ServiceError
 
 
@@ -21,7 +22,7 @@ def _names(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
-class Command(BaseCommand):
+class Command(WorkspaceCommand):
     help = "Create a campaign over registered backends and datasets, optionally open it."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -5,14 +5,14 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from chat.selectors import datasets as selectors
 from chat.services import datasets as services
-from core.commands import write_lines
+from core.commands import WorkspaceCommand, write_lines
 
 
-class Command(BaseCommand):
+class Command(WorkspaceCommand):
     help = "Export a dataset as generic JSONL (re-importable with --format jsonl)."
 
     def add_arguments(self, parser: ArgumentParser) -> None:

@@ -5,15 +5,13 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand
-
 from chat.management.options import campaign_and_static_run
 from chat.models import Dialogue
 from chat.services import dialogue_io
-from core.commands import write_lines
+from core.commands import WorkspaceCommand, write_lines
 
 
-class Command(BaseCommand):
+class Command(WorkspaceCommand):
     help = "Export a campaign's dialogues as JSON Lines (docs/dialogues.md); re-importable."
 
     def add_arguments(self, parser: ArgumentParser) -> None:

@@ -5,15 +5,15 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from chat.importers import PARSERS, DatasetImportError
 from chat.models import Language
 from chat.services import datasets as services
-from core.commands import input_file
+from core.commands import WorkspaceCommand, input_file
 
 
-class Command(BaseCommand):
+class Command(WorkspaceCommand):
     help = (
         "Import a dataset file (all-or-nothing). Formats are described in docs/datasets.md; "
         "errors name the line and field and leave the database unchanged."

@@ -5,13 +5,13 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from chat.services import dialogue_io
-from core.commands import input_file
+from core.commands import WorkspaceCommand, input_file
 
 
-class Command(BaseCommand):
+class Command(WorkspaceCommand):
     help = (
         "Import dialogues from JSON Lines (docs/dialogues.md) into a campaign, created with mode "
         "'imported' when new. Errors name the line and field and leave the database unchanged."

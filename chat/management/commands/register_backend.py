@@ -9,15 +9,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from chat.backends import BackendConfigError
 from chat.models import Backend
 from chat.services import backends as services
 from chat.services.generation import backend_connection_check
+from core.commands import WorkspaceCommand
 
 
-class Command(BaseCommand):
+class Command(WorkspaceCommand):
     help = "Register a model backend (the API key only as the name of an environment variable)."
 
     def add_arguments(self, parser: CommandParser) -> None:

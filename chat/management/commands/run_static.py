@@ -6,7 +6,7 @@ import time
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from chat.models import Backend, StaticRun
@@ -14,13 +14,14 @@ from chat.selectors import static_runs as selectors
 from chat.selectors.datasets import dataset_get
 from chat.selectors.dialogues import campaign_get
 from chat.services import static_runs as services
+from core.commands import WorkspaceCommand
 from core.errors import ServiceError
 from core.models import JobStatus
 
 POLL_INTERVAL_S = 1.0
 
 
-class Command(BaseCommand):
+class Command(WorkspaceCommand):
     help = (
         "Create a static generation run and queue it for a worker on the 'chat' queue; with "
         "--wait, follow its progress until it finishes (exit status 1 when items failed)."

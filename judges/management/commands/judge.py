@@ -19,10 +19,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Rubric
 from chat.models import Backend, Campaign, Dialogue, StaticRun
+from core.commands import WorkspaceCommand
 from judges import services
 from judges.models import Judge, JudgeRun
 from metrics.models import JobStatus, MetricRun
@@ -57,7 +58,7 @@ def _target(options: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class Command(BaseCommand):
+class Command(WorkspaceCommand):
     help = "Create, preview, estimate and run LLM judges."
 
     def add_arguments(self, parser: CommandParser) -> None:

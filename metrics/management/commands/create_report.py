@@ -10,9 +10,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 
+from core.commands import WorkspaceCommand
 from metrics.models import JobStatus, Report
 from metrics.services.reports import ReportConfigError, report_create
 
@@ -28,7 +29,7 @@ def _names(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
-class Command(BaseCommand):
+class Command(WorkspaceCommand):
     help = "Create a correlation report from metric runs and rating jobs."
 
     def add_arguments(self, parser: CommandParser) -> None:

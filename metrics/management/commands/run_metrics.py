@@ -14,9 +14,10 @@ import time
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from chat.management.options import campaign_and_static_run
+from core.commands import WorkspaceCommand
 from metrics.models import JobStatus
 from metrics.scorers.registry import PRESETS
 from metrics.services import metric_runs as services
@@ -24,7 +25,7 @@ from metrics.services import metric_runs as services
 POLL_SECONDS = 1.0
 
 
-class Command(BaseCommand):
+class Command(WorkspaceCommand):
     help = "Score a campaign's (or one static run's) model turns with automatic metrics."
 
     def add_arguments(self, parser: ArgumentParser) -> None:

@@ -11,16 +11,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 
 from annotation.models import RatingJob
+from core.commands import WorkspaceCommand
 from metrics.models import JobStatus
 from metrics.scorers import followup
 from metrics.services import followup_selection as services
 
 
-class Command(BaseCommand):
+class Command(WorkspaceCommand):
     help = "Choose the FED follow-up items that agree with a rating job's scores (seed 004)."
 
     def add_arguments(self, parser: CommandParser) -> None:

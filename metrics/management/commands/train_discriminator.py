@@ -8,15 +8,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 
 from chat.models import Dataset
+from core.commands import WorkspaceCommand
 from metrics.scorers.discriminator import TABLE2_MODELS
 from metrics.services import discriminators as services
 
 
-class Command(BaseCommand):
+class Command(WorkspaceCommand):
     help = "Train response discriminator(s) (seed 003) on a dataset's context-response pairs."
 
     def add_arguments(self, parser: CommandParser) -> None:
