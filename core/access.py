@@ -99,6 +99,7 @@ def role_required(
             # has_role admits only a signed-in `User`; HtmxMiddleware has set `htmx`.
             return view(cast(AuthenticatedHttpRequest, request), *args, **kwargs)
 
+        wrapped.view_roles = roles  # type: ignore[attr-defined]  # read by `current_scope`
         return wrapped
 
     return decorator
@@ -249,9 +250,27 @@ def current_scope() -> WorkspaceScope | None:
     user = holder.user  # a request: scoped once a researcher or an admin is signed in
     if not isinstance(user, User) or not user.is_authenticated:
         return None
-    if not has_role(user, Role.RESEARCHER):
+    if not has_role(user, Role.RESEARCHER) or not _researchers_page(holder):
         return None
     return WorkspaceScope(user=user, workspace=current_workspace(holder))
+
+
+def _researchers_page(request: HttpRequest) -> bool:
+    """Whether the request's view is one a researcher may use. An expert's or a crowdworker's
+    page (its roles exclude researchers) keeps its own rules, what the person is assigned or
+    invited to in any workspace, even when the person is a researcher too; before the URL is
+    resolved, and for a view that names no roles, the researcher's scope holds."""
+    match = getattr(request, "resolver_match", None)
+    if match is None:
+        return True
+    func = match.func
+    roles: tuple[Role, ...] | None = getattr(func, "view_roles", None)
+    if roles is None:
+        view_class = getattr(func, "cls", None)  # a DRF view: its role permissions
+        permissions = getattr(view_class, "permission_classes", None) or ()
+        named = [p.roles for p in permissions if isinstance(p, type) and issubclass(p, _HasRole)]
+        roles = tuple(role for group in named for role in group) if named else None
+    return roles is None or Role.RESEARCHER in roles
 
 
 @contextmanager

@@ -435,3 +435,23 @@ def test_scoping_a_queryset_runs_no_query_and_leaves_it_unchanged(
     with django_assert_num_queries(0):
         scoped = workspace_objects(unscoped, None, groups["b"])
     assert list(scoped) == [] and len(unscoped) == 1
+
+
+def test_a_researcher_who_also_rates_sees_their_assignments_in_every_workspace(groups):
+    """Experts keep today's model in any workspace: a researcher of B who is also an expert,
+    assigned a dialogue of A's job, rates it (expert pages and API follow the assignment), while
+    A's researcher pages still answer 404."""
+    from django.contrib.auth.models import Group
+
+    ben = groups["ben"]
+    ben.groups.add(Group.objects.get(name=Role.EXPERT.value))
+    with workspace_scope(groups["a"]):
+        RatingJob.objects.filter(pk=ID).update(status=RatingJob.Status.OPEN)
+        assignment = Assignment.objects.create(job_id=ID, dialogue_id=ID, rater=ben)
+    client = _client(ben)
+    page = client.get(reverse("annotation:annotate-item", args=[assignment.pk]))
+    assert page.status_code == 200
+    listed = client.get("/api/assignments/")
+    assert listed.status_code == 200
+    assert assignment.pk in {a["id"] for a in listed.json()["results"]}
+    assert client.get(reverse("annotation:job-detail", args=[ID])).status_code == 404
