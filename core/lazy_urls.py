@@ -64,9 +64,16 @@ class LazyView:
         self._lock = threading.Lock()
 
     def load(self) -> Callable[..., Any]:
-        """The view function: the class imported and ``as_view(**initkwargs)`` called, once."""
+        """The view function: the class imported and ``as_view(**initkwargs)`` called, once.
+
+        Imported outside any workspace scope, as at start-up: the first request to load a view
+        module is some researcher's, and a form's or serializer's queryset declared in it at
+        import must not be narrowed to that researcher's workspace for everyone after
+        (`core.models.WorkspaceQuerySet` scopes a queryset built inside a scope for good)."""
         if self._view is None:
-            with self._lock:
+            from core.access import unscoped
+
+            with self._lock, unscoped():
                 if self._view is None:
                     self._view = self._build()
         return self._view

@@ -455,3 +455,29 @@ def test_a_researcher_who_also_rates_sees_their_assignments_in_every_workspace(g
     assert listed.status_code == 200
     assert assignment.pk in {a["id"] for a in listed.json()["results"]}
     assert client.get(reverse("annotation:job-detail", args=[ID])).status_code == 404
+
+
+def test_a_queryset_declared_in_a_lazily_loaded_view_module_is_scoped_per_request(groups):
+    """The first request loads a lazy view's module (core.lazy_urls); a queryset declared there
+    at import must not keep the workspace of whoever asked first."""
+    import sys
+
+    from core.lazy_urls import lazy_path
+
+    assert "tests.core.lazy_scoped_view" not in sys.modules
+    view = lazy_path("x/", "tests.core.lazy_scoped_view.backend_names").callback
+    with workspace_scope(groups["b"]):
+        BackendFactory(name="乙组-backend")
+    from django.test import RequestFactory
+
+    from core.access import request_scope
+
+    def names_for(user: User) -> str:
+        request = RequestFactory().get("/x/")
+        request.user = user
+        request.session = {}
+        with request_scope(request):
+            return view(request).content.decode()
+
+    assert names_for(groups["ana"]) == f"{SECRET}-backend"  # loads the module, in A's scope
+    assert names_for(groups["ben"]) == "乙组-backend"
