@@ -262,6 +262,9 @@ class Campaign(WorkspaceOwned):
         default=24, help_text=_("Hours a crowdworker stays logged in after joining (1–720).")
     )
     acceptability = models.JSONField(default=default_acceptability, blank=True)
+    # Pairwise votes whose compared replies contain one of these words (or a compared system's
+    # name) are flagged as identity leaks; empty = the default list (chat.services.identity).
+    identity_words = models.JSONField(default=list, blank=True, encoder=UnicodeJSONEncoder)
     # Seed 001: every dialogue opens with a first user turn drawn from this dataset, the drawn
     # set covering all its topics (`CampaignOpening`; None = the worker writes the opening).
     opening_dataset = models.ForeignKey(
@@ -562,3 +565,102 @@ class ReplyFailure(models.Model):
 
     def __str__(self) -> str:
         return f"ReplyFailure {self.pk} ({self.kind}, dialogue {self.dialogue_id})"
+
+
+class VoteSource(WorkspaceScoped):
+    """Where a study's pairwise votes came from: one import, one judge run, one side-by-side
+    campaign's collection or one pairwise rating job. Deleting the source deletes its votes
+    (re-importing a file or re-running a judge replaces them as a whole)."""
+
+    workspace_lookup = "campaign__workspace"
+    workspace_links = ("campaign",)
+
+    class Kind(models.TextChoices):
+        IMPORT = "import", _("导入")
+        JUDGE = "judge", _("LLM 评审")
+        SIDE_BY_SIDE = "side_by_side", _("并排对话")
+        PAIRWISE_JOB = "pairwise_job", _("成对评分任务")
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="vote_sources")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    # The file name of an import, the judge's metric prefix, the job's name.
+    label = models.CharField(max_length=200, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign", "created_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.campaign.name}: {self.get_kind_display()} {self.label}".strip()
+
+
+class Vote(WorkspaceScoped):
+    """One pairwise preference: on an item (a question, a context, a scenario), system A (shown
+    left or first) against system B, by a human or a judge, for one question and turn.
+
+    Human and judge votes share this table so every analysis (Bradley–Terry, agreement, pairwise
+    accuracy) works on either or both. A judge writes one vote per order it was asked in (A/B and
+    B/A are two votes); the MT-Bench conservative rule (inconsistent orders → tie) is applied
+    when the votes are read, not when they are stored (decision 73)."""
+
+    workspace_lookup = "campaign__workspace"
+
+    class Outcome(models.TextChoices):
+        A = "a", _("A 更好")
+        B = "b", _("B 更好")
+        TIE = "tie", _("平局")
+        BOTH_BAD = "both_bad", _("都不好")
+
+    class VoterKind(models.TextChoices):
+        HUMAN = "human", _("人工")
+        JUDGE = "judge", _("LLM 评审")
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="votes")
+    source = models.ForeignKey(VoteSource, on_delete=models.CASCADE, related_name="votes")
+    # The compared context: MT-Bench's question_id, a scenario, a side-by-side conversation.
+    item = models.CharField(max_length=200)
+    system_a = models.ForeignKey(Backend, on_delete=models.PROTECT, related_name="+")
+    system_b = models.ForeignKey(Backend, on_delete=models.PROTECT, related_name="+")
+    # The compared conversations, when the study has them (imported with the votes or collected).
+    dialogue_a = models.ForeignKey(
+        Dialogue, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    dialogue_b = models.ForeignKey(
+        Dialogue, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    outcome = models.CharField(max_length=10, choices=Outcome.choices)
+    voter_kind = models.CharField(max_length=10, choices=VoterKind.choices)
+    # A person's pseudonym or imported name, or a judge's metric prefix ("judge:key-v1").
+    voter = models.CharField(max_length=200)
+    voter_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    question = models.CharField(max_length=60, blank=True)  # a rubric question key; "" = overall
+    turn = models.PositiveSmallIntegerField(default=1)
+    reason = models.TextField(blank=True)
+    # The identity word a compared reply contains ("" = none): such a vote is kept out of
+    # rankings unless a report includes it.
+    identity_leak = models.CharField(max_length=120, blank=True)
+    # A vote kept out of the analyses by quality control (a rater below the onboarding
+    # threshold), with why; a report may include it.
+    excluded_reason = models.CharField(max_length=200, blank=True)
+    voted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["campaign", "pk"]
+        indexes = [
+            models.Index(fields=["campaign", "voter_kind"]),
+            models.Index(fields=["source"]),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(system_a=models.F("system_b")), name="vote_distinct_systems"
+            ),
+            models.CheckConstraint(condition=Q(turn__gte=1), name="vote_turn_ge_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item}: {self.system_a_id} vs {self.system_b_id} → {self.outcome}"
