@@ -77,6 +77,8 @@ DEFAULTS: dict[str, Any] = {
     "methods": ["pearson", "spearman"],
     "bootstrap": 1000,
     "seed": 0,
+    # The pairwise section (metrics.services.pairwise): None = none; a dict of its options.
+    "pairwise": None,
 }
 CONFIG_FIELDS = ("metric_runs", "rating_jobs", *DEFAULTS)
 
@@ -136,10 +138,23 @@ def report_config_check(data: Mapping[str, Any]) -> dict[str, Any]:
         _check_dimensions(jobs, config, errors)
     if runs and jobs and not errors.get("metric_runs"):
         _check_campaigns_meet(runs, jobs, config["level"], errors)
+    if config["pairwise"] is not None and "pairwise" not in errors:
+        from metrics.services.pairwise import PairwiseConfigError, pairwise_config_check
+
+        try:
+            config["pairwise"] = pairwise_config_check(
+                config["pairwise"], campaign_ids=_campaigns(runs, jobs)
+            )
+        except PairwiseConfigError as exc:
+            errors["pairwise"] = str(exc)
     if errors:
         raise ReportConfigError(errors)
     config["metric_runs"], config["rating_jobs"] = run_ids, job_ids
     return {field: config[field] for field in CONFIG_FIELDS}
+
+
+def _campaigns(runs: list[MetricRun], jobs: list[RatingJob]) -> list[int]:
+    return sorted({run.campaign_id for run in runs} | {job.campaign_id for job in jobs})
 
 
 def _check_runs(
@@ -168,8 +183,12 @@ def _check_jobs(
 ) -> tuple[list[int] | None, list[RatingJob]]:
     """The chosen rating job ids and the jobs found (with their rubrics); each must exist."""
     job_ids = _id_list(config.get("rating_jobs"))
+    if job_ids is None and config.get("pairwise") and config.get("rating_jobs") in (None, []):
+        return [], []  # a pairwise study: its votes stand in for the ratings
     if job_ids is None:
-        errors["rating_jobs"] = "choose at least one rating job (a list of job ids)"
+        errors["rating_jobs"] = (
+            "choose at least one rating job (a list of job ids), or a pairwise analysis"
+        )
         return None, []
     found_jobs = RatingJob.objects.select_related("rubric").in_bulk(job_ids)
     missing = [i for i in job_ids if i not in found_jobs]
@@ -527,7 +546,7 @@ def _compute(report_id: int, owner: str, beat: Heartbeat) -> None:
             grouping=config["grouping"],
             system_scores=config["system_scores"],
         )
-        if not human:
+        if jobs and not human:  # (no jobs: a pairwise report, its votes stand in for ratings)
             raise ReportDataError(
                 "the selected rating jobs have no submitted ratings of the chosen dimensions "
                 f"at the {config['level']} level"
