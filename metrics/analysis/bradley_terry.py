@@ -604,5 +604,8 @@ def active_sampling_weights(
         np.sqrt(variance),
     )
     total = weights.sum()
-    probabilities = weights / total if total > 0 else np.full(len(weights), 1.0 / len(weights))
+    if total > 0:
+        probabilities = weights / total
+    else:
+        probabilities = np.full(len(weights), 1.0 / max(len(weights), 1))
     return np.stack([first, second], axis=1), probabilities
