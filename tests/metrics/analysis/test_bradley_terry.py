@@ -53,7 +53,9 @@ def test_pair_counts_halve_ties_and_both_bad_each_way() -> None:
         ([0], [1], [4], r"outcome\[0\] = 4"),
     ],
 )
-def test_pair_counts_names_the_bad_vote(a: list[int], b: list[int], outcome: list[int], message: str) -> None:
+def test_pair_counts_names_the_bad_vote(
+    a: list[int], b: list[int], outcome: list[int], message: str
+) -> None:
     with pytest.raises(ValueError, match=message):
         bt.pair_counts(np.array(a), np.array(b), np.array(outcome), 3)
 
@@ -81,7 +83,11 @@ def test_equals_evalica_with_half_a_win_per_tie() -> None:
     n = 6
     a, b, outcome = _votes(n, 2000, seed=2)
     winners = [
-        evalica.Winner.X if o == A_WINS else evalica.Winner.Y if o == B_WINS else evalica.Winner.Draw
+        evalica.Winner.X
+        if o == A_WINS
+        else evalica.Winner.Y
+        if o == B_WINS
+        else evalica.Winner.Draw
         for o in outcome.tolist()
     ]
     result = evalica.bradley_terry(
@@ -252,9 +258,10 @@ def test_active_sampling_favours_the_pair_with_the_widest_uncertainty(halves: li
     assert probability.sum() == pytest.approx(1.0)
     # Same per-battle variance (¼) everywhere: the fewer battles, the wider, the likelier.
     assert np.array_equal(np.argsort(probability), np.argsort(battles)[::-1])
-    assert tuple(pairs[probability.argmax()]) == list(zip(*np.triu_indices(4, 1), strict=True))[
-        int(np.argmin(battles))
-    ]
+    assert (
+        tuple(pairs[probability.argmax()])
+        == list(zip(*np.triu_indices(4, 1), strict=True))[int(np.argmin(battles))]
+    )
 
 
 def test_an_unseen_pair_gets_a_finite_weight_above_the_seen_ones() -> None:
