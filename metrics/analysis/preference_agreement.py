@@ -355,8 +355,8 @@ def conservative_votes(votes: Iterable[PairwiseVote]) -> list[PairwiseVote]:
     """
     grouped: dict[tuple[Hashable, Key], list[tuple[PairwiseVote, int, bool]]] = defaultdict(list)
     for vote in votes:
-        key, outcome, swapped = _canonical(vote)
-        grouped[(vote.voter, key)].append((vote, outcome, swapped))
+        key, outcome, reverted = _canonical(vote)
+        grouped[(vote.voter, key)].append((vote, outcome, reverted))
     out: list[PairwiseVote] = []
     for (voter, key), entries in grouped.items():
         in_order = [entry for entry in entries if not entry[2]]
