@@ -160,9 +160,7 @@ def _votes(
     return sign, diff
 
 
-def metric_outcomes(
-    score_a: np.ndarray, score_b: np.ndarray, epsilon: float = 0.0
-) -> np.ndarray:
+def metric_outcomes(score_a: np.ndarray, score_b: np.ndarray, epsilon: float = 0.0) -> np.ndarray:
     """The metric's vote per pair: A if score_a − score_b > ε, B if < −ε, else tie."""
     diff = np.asarray(score_a, dtype=float) - np.asarray(score_b, dtype=float)
     return np.where(diff > epsilon, A_WINS, np.where(diff < -epsilon, B_WINS, TIE))
@@ -250,9 +248,7 @@ class _Calibrator:
         return tied_human[:, self.tied] + (concordant[:, -1:] - concordant[:, self.tied])
 
 
-def tie_calibration(
-    human: np.ndarray, score_a: np.ndarray, score_b: np.ndarray
-) -> TieCalibration:
+def tie_calibration(human: np.ndarray, score_a: np.ndarray, score_b: np.ndarray) -> TieCalibration:
     """The ε in {0} ∪ {|diff|} maximising acc23 (smallest of equal maxima), O(n log n)."""
     sign, diff = _votes(human, score_a, score_b)
     if not sign.size:

@@ -371,9 +371,7 @@ def conservative_votes(votes: Iterable[PairwiseVote]) -> list[PairwiseVote]:
             continue
         first, second = in_order[0][1], swapped[0][1]
         outcome = first if first == second else TIE
-        out.append(
-            in_order[0][0]._replace(system_a=key[1], system_b=key[2], outcome=outcome)
-        )
+        out.append(in_order[0][0]._replace(system_a=key[1], system_b=key[2], outcome=outcome))
     return out
 
 

@@ -23,16 +23,14 @@ from metrics.analysis.preference_agreement import (
     resample_counts,
 )
 
-# Integer scores so the differences are exact.   diff  human   at ε = 0
+# Integer scores so the differences are exact. Vote by vote (diff = score_a − score_b):
+#   vote   1    2    3    4    5         6    7    8
+#   human  A    B    A    tie  both-bad  B    A    tie
+#   diff   4   −5   −1    1    0         1    0   −2
+#   ε = 0  Con  Con  Dis  T_h  T_hm      Dis  T_m  T_h
 HUMAN = np.array([A_WINS, B_WINS, A_WINS, TIE, BOTH_BAD, B_WINS, A_WINS, TIE])
-SCORE_A = np.array([9.0, 2, 3, 5, 6, 6, 8, 2])  #  4     A       Con
-SCORE_B = np.array([5.0, 7, 4, 4, 6, 5, 8, 4])  # -5     B       Con
-#                                                 -1     A       Dis
-#                                                  1     tie     T_h
-#                                                  0     bad     T_hm
-#                                                  1     B       Dis
-#                                                  0     A       T_m
-#                                                 -2     tie     T_h
+SCORE_A = np.array([9.0, 2, 3, 5, 6, 6, 8, 2])
+SCORE_B = np.array([5.0, 7, 4, 4, 6, 5, 8, 4])
 
 
 def brute_force_calibration(
@@ -110,9 +108,7 @@ def test_calibrated_acc23_recalibrates_each_resample_as_on_the_materialised_resa
     counts = resample_counts(np.random.default_rng(13), n, samples)
     for b in range(samples):
         drawn = np.repeat(np.arange(n), counts[b])
-        epsilon, best, _, _ = brute_force_calibration(
-            human[drawn], score_a[drawn], score_b[drawn]
-        )
+        epsilon, best, _, _ = brute_force_calibration(human[drawn], score_a[drawn], score_b[drawn])
         assert result.replicates[b] == pytest.approx(best, abs=1e-12)
         assert result.epsilon_replicates[b] == epsilon
     point = tie_calibration(human, score_a, score_b)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -256,3 +259,15 @@ def test_position_bias_per_voter_and_without_decisive_votes() -> None:
     assert (first.voter, first.a_wins, first.b_wins, first.p_value) == ("h1", 1, 1, 1.0)
     assert (second.voter, second.ties, second.tie_share) == ("h2", 1, 1.0)
     assert second.p_value is None and second.low is None and second.decisive_a_share is None
+
+
+def test_the_pairwise_kernels_import_no_django() -> None:
+    code = (
+        "import sys, metrics.analysis.preference_agreement, metrics.analysis.pairwise_accuracy; "
+        "print(sorted(m for m in sys.modules if m == 'django' or m.startswith('django.')))"
+    )
+    root = Path(__file__).resolve().parents[3]
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
