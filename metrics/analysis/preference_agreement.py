@@ -17,7 +17,8 @@ Zheng et al. 2023, "Judging LLM-as-a-Judge with MT-Bench and Chatbot Arena", Tab
   human vote; human–human: every pair of human votes on a key, as FastChat does, except a pair
   of two votes by the same person (a person who voted twice on one key would otherwise be
   counted as agreeing with themselves);
-* agreement = matched / total comparisons.
+* agreement = matched / total comparisons; its interval resamples, with replacement, the keys
+  that have a comparison in the variant (with or without ties) and question at hand.
 
 Beyond FastChat: judge–judge agreement, a judge's self-consistency across the two orders
 (MT-Bench Table 2's "consistency"), the conservative rule (MT-Bench §3.4), per-question and
@@ -51,7 +52,7 @@ from __future__ import annotations
 
 import warnings
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -178,7 +179,7 @@ def _canonical(vote: PairwiseVote) -> tuple[Key, int, bool]:
 
 
 def _by_key(
-    votes: Iterable[PairwiseVote], keep: Any
+    votes: Iterable[PairwiseVote], keep: Callable[[PairwiseVote], bool]
 ) -> dict[Key, list[tuple[Hashable, int, bool]]]:
     grouped: dict[Key, list[tuple[Hashable, int, bool]]] = defaultdict(list)
     for vote in votes:
@@ -200,7 +201,10 @@ def _single(key: Key, voter: Hashable, entries: list[tuple[Hashable, int, bool]]
 
 @dataclass
 class _Comparisons:
-    """Flat comparisons: the key of each, whether the verdicts matched, whether one is a tie."""
+    """Flat comparisons: the key of each, whether the verdicts matched, whether one is a tie.
+
+    The comparisons of one key are added one after another, so a new key is one not last seen.
+    """
 
     keys: list[Key]
     key_index: list[int]
