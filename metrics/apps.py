@@ -44,6 +44,18 @@ def _report_figures() -> dict[str, Any]:
     return font_status().as_dict()
 
 
+def _pairwise_section(config: Any) -> dict[str, Any] | None:
+    from metrics.services.pairwise import pairwise_report_section
+
+    return pairwise_report_section(config)
+
+
+def _pairwise_files(section: Any) -> dict[str, bytes]:
+    from metrics.reporting.pairwise import pairwise_files
+
+    return pairwise_files(section)
+
+
 class MetricsConfig(AppConfig):
     name = "metrics"
 
@@ -51,6 +63,19 @@ class MetricsConfig(AppConfig):
         from core.health import register_feature_check
 
         register_feature_check("report_figures", _report_figures)
+
+        from metrics.services import report_extensions
+
+        # The pairwise section: Bradley–Terry leaderboards, agreement, pairwise accuracy
+        # (metrics.services.pairwise); computed when a report's config has `pairwise` options.
+        report_extensions.register(
+            report_extensions.ReportExtension(
+                name="pairwise",
+                compute=_pairwise_section,
+                files=_pairwise_files,
+                template="metrics/report_pairwise.html",
+            )
+        )
 
         from core.jobs import register_job_kind
         from metrics.models import FollowupSelection, MetricRunChunk, Report, TrainedDiscriminator

@@ -50,6 +50,11 @@ urlpatterns = [
         "metrics.views.reports.report_figure",
         name="report-figure",
     ),
+    lazy_path(
+        "reports/<int:pk>/pairwise/<str:name>",
+        "metrics.views.reports.report_pairwise_file",
+        name="report-pairwise-file",
+    ),
     # Learned metrics (discriminator training)
     lazy_path(
         "discriminators/",

@@ -298,12 +298,15 @@ def _png(fig: Any) -> bytes:
     return buffer.getvalue()
 
 
-def pairwise_files(section: Mapping[str, Any]) -> dict[str, bytes]:
-    """Every file of the section, by name (written beside the report's and into its ZIP)."""
+def pairwise_files(section: dict[str, Any]) -> dict[str, bytes]:
+    """Every file of the section, by name (written beside the report's and into its ZIP). The
+    names are recorded in ``section["files"]`` (stored with the results), so the page links only
+    files that exist (the figures are left out when they cannot be drawn)."""
     tables = section_tables(section)
     files = {name: _csv(rows, CSV_FILES[name]) for name, rows in tables.items()}
     files["pairwise.xlsx"] = _xlsx(tables)
     files["pairwise.tex"] = _latex(section).encode()
     files["pairwise.json"] = json.dumps(section, ensure_ascii=False, indent=1).encode()
     files.update(_figures(section))
+    section["files"] = sorted(files)
     return files

@@ -651,7 +651,7 @@ def _vs_absolute(
             level="system",
             grouping="none",
         ):
-            absolute[("human", row.dimension)][row.unit].append(row.value)
+            absolute[("human", row.name)][row.unit].append(row.value)
     if run_ids and config.get("metrics"):
         for row in metric_score_rows(
             run_ids=run_ids,
@@ -660,7 +660,7 @@ def _vs_absolute(
             grouping="none",
             system_scores=config.get("system_scores", "mean"),
         ):
-            absolute[("metric", row.dimension)][row.unit].append(row.value)
+            absolute[("metric", row.name)][row.unit].append(row.value)
     out = []
     for (kind, name), by_system in sorted(absolute.items()):
         values = np.array(

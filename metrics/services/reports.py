@@ -183,7 +183,7 @@ def _check_jobs(
 ) -> tuple[list[int] | None, list[RatingJob]]:
     """The chosen rating job ids and the jobs found (with their rubrics); each must exist."""
     job_ids = _id_list(config.get("rating_jobs"))
-    if job_ids is None and config.get("pairwise") and config.get("rating_jobs") in (None, []):
+    if job_ids is None and config.get("pairwise") is not None and not config.get("rating_jobs"):
         return [], []  # a pairwise study: its votes stand in for the ratings
     if job_ids is None:
         errors["rating_jobs"] = (

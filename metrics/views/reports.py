@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import mimetypes
+from pathlib import Path
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -186,6 +187,26 @@ def report_figure(request: HttpRequest, pk: int, name: str) -> FileResponse:
     response["Content-Language"] = language or ""
     patch_vary_headers(response, ("Accept-Language", "Cookie"))
     return response
+
+
+@role_required(Role.RESEARCHER)
+def report_pairwise_file(request: HttpRequest, pk: int, name: str) -> FileResponse:
+    """A file of the report's pairwise section (leaderboard, agreement, accuracy, figures)."""
+    from metrics.reporting.pairwise import FILES
+
+    report = get_object_or_404(Report, pk=pk)
+    if name not in FILES or not report.files_dir:
+        raise Http404("No such file.")
+    path = Path(report.files_dir) / name
+    if not path.is_file():
+        raise Http404("This report has no pairwise section.")
+    inline = name.endswith(".png") and request.GET.get("download") != "1"
+    return file_download(
+        path,
+        content_type=mimetypes.guess_type(name)[0] or "application/octet-stream",
+        as_attachment=not inline,
+        filename=f"report-{report.pk}-{name}",
+    )
 
 
 @role_required(Role.RESEARCHER)

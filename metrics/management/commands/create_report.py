@@ -1,4 +1,5 @@
-"""`manage.py create_report --name N --metric-runs 3,4 --rating-jobs 2 --level system [--wait]`.
+"""`manage.py create_report --name N --metric-runs 3,4 --rating-jobs 2 --level system [--wait]`
+(``--pairwise``: with the studies' pairwise votes; ``--rating-jobs`` may then be left out).
 
 A correlation report on platform data, validated like the report form and `POST /api/reports/`;
 the work runs on a worker (`--wait` follows it and prints where the files are). For scores that
@@ -30,12 +31,19 @@ def _names(value: str) -> list[str]:
 
 
 class Command(WorkspaceCommand):
-    help = "Create a correlation report from metric runs and rating jobs."
+    help = (
+        "Create a correlation report from metric runs and rating jobs, and/or (--pairwise) "
+        "the studies' pairwise votes."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--name", required=True)
         parser.add_argument("--metric-runs", required=True, help="comma-separated run ids")
-        parser.add_argument("--rating-jobs", required=True, help="comma-separated job ids")
+        parser.add_argument(
+            "--rating-jobs",
+            default="",
+            help="comma-separated job ids (optional with --pairwise: the votes stand in)",
+        )
         parser.add_argument("--level", default="system", choices=("turn", "dialogue", "system"))
         parser.add_argument("--grouping", default="skill", help="skill, dataset or none")
         parser.add_argument("--methods", default="pearson,spearman")
@@ -43,6 +51,23 @@ class Command(WorkspaceCommand):
         parser.add_argument("--dimensions", default="", help="subset of dimensions (default all)")
         parser.add_argument("--bootstrap", type=int, default=1000)
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--pairwise",
+            action="store_true",
+            help="add the Pairwise section: Bradley–Terry leaderboards of the studies' votes, "
+            "agreement among voters and each metric's and judge's pairwise accuracy",
+        )
+        parser.add_argument(
+            "--pairwise-voters", default="humans", help="humans, judge:<key> or all (ranking)"
+        )
+        parser.add_argument(
+            "--judge-rule", default="per_order", help="per_order or conservative (ranking)"
+        )
+        parser.add_argument(
+            "--include-identity-leaks",
+            action="store_true",
+            help="count votes whose replies name a model",
+        )
         parser.add_argument("--wait", action="store_true", help="wait until it is computed")
         parser.add_argument("--timeout", type=float, default=3600.0, help="seconds for --wait")
 
@@ -58,6 +83,12 @@ class Command(WorkspaceCommand):
             "bootstrap": options["bootstrap"],
             "seed": options["seed"],
         }
+        if options["pairwise"]:
+            config["pairwise"] = {
+                "voters": options["pairwise_voters"],
+                "judge_rule": options["judge_rule"],
+                "include_identity_leaks": options["include_identity_leaks"],
+            }
         try:
             with transaction.atomic():
                 report = report_create(name=options["name"], config=config)
