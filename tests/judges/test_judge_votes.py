@@ -137,7 +137,8 @@ def test_a_chunk_run_again_replaces_its_votes_and_deleting_the_run_deletes_them(
         voter_kind=Vote.VoterKind.HUMAN,
         voter="rater",
     )
-    run = run_all(services.judge_run_create(judge=pairwise_judge(server), campaign=campaign))
+    run_judge = pairwise_judge(server)
+    run = run_all(services.judge_run_create(judge=run_judge, campaign=campaign))
     before = sorted(judge_votes(run).values_list("item", "dialogue_a", "question", "outcome"))
     assert len(before) == 12
     # A crash after the chunk's write: the chunk is run again from the start.
@@ -150,6 +151,11 @@ def test_a_chunk_run_again_replaces_its_votes_and_deleting_the_run_deletes_them(
     MetricRun.objects.filter(pk=run.pk).delete()
     assert not VoteSource.objects.filter(pk=source_id).exists()
     assert list(Vote.objects.values_list("voter_kind", flat=True)) == [Vote.VoterKind.HUMAN]
+    # Deleting the study takes a run, its source and every vote with it.
+    run = run_all(services.judge_run_create(judge=run_judge, campaign=campaign))
+    assert judge_votes(run).count() == 12
+    campaign.delete()
+    assert not Vote.objects.exists() and not VoteSource.objects.exists()
 
 
 def _battle(question_id, model_a, model_b, winner, judge, turn, replies):
