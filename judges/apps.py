@@ -34,12 +34,26 @@ def _report_files(section: Mapping[str, Any]) -> dict[str, bytes]:
     return report_files(section)
 
 
+def _delete_vote_source(sender: type, instance: Any, **kwargs: Any) -> None:
+    """A judge run deleted (itself or with its metric run) takes its votes with it."""
+    from chat.models import VoteSource
+
+    if instance.vote_source_id is not None:
+        VoteSource.objects.filter(pk=instance.vote_source_id).delete()
+
+
 class JudgesConfig(AppConfig):
     name = "judges"
     verbose_name = "LLM judges"
 
     def ready(self) -> None:
+        from django.db.models.signals import post_delete
+
         from metrics.services import chunk_handlers, report_extensions
+
+        post_delete.connect(
+            _delete_vote_source, sender="judges.JudgeRun", dispatch_uid="judges.vote_source"
+        )
 
         # The judges' execution path ends here: metrics/tasks/runs.py scores a `judge:<part>`
         # chunk with this handler (see judges.services.chunks and docs/architecture.md).

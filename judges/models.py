@@ -12,7 +12,7 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Rubric
-from chat.models import Backend, Dialogue, Turn
+from chat.models import Backend, Dialogue, Turn, VoteSource
 from core.models import Versioned, WorkspaceOwned
 from metrics.models import MetricRun, MetricRunChunk
 
@@ -70,6 +70,16 @@ class JudgeRun(models.Model):
         MetricRun, on_delete=models.CASCADE, primary_key=True, related_name="judge_run"
     )
     judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="runs")
+    # Pairwise mode: where the run's verdicts are written as votes (``chat.Vote``, one per order
+    # asked). Deleting the run deletes the source and so its votes (``judges/apps.py``'s
+    # post_delete hook: the link points this way because ``chat`` never imports ``judges``).
+    vote_source = models.OneToOneField(
+        VoteSource,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="judge_run",
+    )
     estimate = models.JSONField(default=dict, blank=True)
     requests_sent = models.PositiveIntegerField(default=0)
     cache_hits = models.PositiveIntegerField(default=0)
@@ -97,6 +107,9 @@ class JudgeChunk(models.Model):
     )
     dialogues = models.JSONField(default=list)  # dialogue ids (direct / reference)
     pairs = models.JSONField(default=list)  # [[dialogue id 1, dialogue id 2], …] (pairwise)
+    # Pairwise, parallel to `pairs`: the [item, turn] keys the pair's votes are written under —
+    # [[scenario id, 1]] for a same-scenario pair, the human votes' (item, turn) for a voted one.
+    pair_items = models.JSONField(default=list)
 
     def __str__(self) -> str:
         return f"chunk {self.chunk_id}: {len(self.dialogues)} dialogues, {len(self.pairs)} pairs"

@@ -311,6 +311,12 @@ def aggregate_samples(question: Question, values: Sequence[float], how: str) -> 
 _FIRST = {"A": 1.0, "B": 0.0, "tie": 0.5}
 
 
+def first_outcome(verdict: Any) -> float | None:
+    """The outcome of the system shown as A under ``verdict``: 1 win, 0.5 tie, 0 loss; None
+    when ``verdict`` is not one."""
+    return _FIRST.get(verdict) if isinstance(verdict, str) else None
+
+
 def swap_aggregate(forward: str | None, backward: str | None) -> tuple[float | None, str | None]:
     """Combine a pair's verdicts asked in both orders into (score of the first system, verdict).
 

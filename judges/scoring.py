@@ -208,27 +208,63 @@ def direct_scores(
     return dialogue, turns
 
 
-def pair_outcomes(
+def pairwise_keys(config: JudgeConfig) -> list[str]:
+    """The questions a pair is compared on: the scored dialogue-level questions but the gates."""
+    return [
+        q.key for q in config.spec.questions if q.scored and not q.gate and q.level == "dialogue"
+    ]
+
+
+def order_verdicts(
     config: JudgeConfig, answers: Sequence[StoredAnswer]
-) -> dict[tuple[int, int], dict[str, tuple[float | None, str | None, bool | None]]]:
-    """Per pair (dialogue 1, dialogue 2) and question: (score of dialogue 1, verdict, flipped)."""
+) -> dict[tuple[int, int], dict[str, dict[str, str]]]:
+    """Per pair (dialogue 1, dialogue 2), order ("ab": dialogue 1 shown as A, "ba": shown as B)
+    and question: the verdict ("A", "B" or "tie", of the order's A and B) over the samples —
+    their majority, as :func:`parsing.majority` breaks ties. A question no sample of an order
+    answered has no verdict in that order."""
     by_pair: dict[tuple[int, int], dict[str, list[StoredAnswer]]] = defaultdict(
         lambda: defaultdict(list)
     )
     for answer in answers:
         if answer.order and answer.other_dialogue_id is not None:
             by_pair[(answer.dialogue_id, answer.other_dialogue_id)][answer.order].append(answer)
-    out: dict[tuple[int, int], dict[str, tuple[float | None, str | None, bool | None]]] = {}
-    keys = [
-        q.key for q in config.spec.questions if q.scored and not q.gate and q.level == "dialogue"
-    ]
+    keys = pairwise_keys(config)
+    out: dict[tuple[int, int], dict[str, dict[str, str]]] = {}
     for pair, orders in by_pair.items():
+        out[pair] = {}
+        for order, order_answers in orders.items():
+            verdicts = {}
+            for key in keys:
+                values = [a.values[key] for a in order_answers if key in a.values]
+                if values:
+                    verdicts[key] = parsing.majority(values)
+            out[pair][order] = verdicts
+    return out
+
+
+def order_overall(verdicts: Mapping[str, str]) -> str | None:
+    """One order's overall verdict from its questions' verdicts: the side whose mean outcome
+    (1 win, 0.5 tie, 0 loss, as :func:`pairwise_scores` averages for the ``overall`` metric) is
+    above one half; "tie" at one half; None without a verdict."""
+    outcomes = [parsing.first_outcome(v) for v in verdicts.values()]
+    known = [o for o in outcomes if o is not None]
+    if not known:
+        return None
+    mean = sum(known) / len(known)
+    return "A" if mean > 0.5 else "B" if mean < 0.5 else "tie"
+
+
+def pair_outcomes(
+    config: JudgeConfig, answers: Sequence[StoredAnswer]
+) -> dict[tuple[int, int], dict[str, tuple[float | None, str | None, bool | None]]]:
+    """Per pair (dialogue 1, dialogue 2) and question: (score of dialogue 1, verdict, flipped)."""
+    out: dict[tuple[int, int], dict[str, tuple[float | None, str | None, bool | None]]] = {}
+    keys = pairwise_keys(config)
+    for pair, orders in order_verdicts(config, answers).items():
         outcome = {}
         for key in keys:
-            forward = [a.values[key] for a in orders.get("ab", []) if key in a.values]
-            backward = [a.values[key] for a in orders.get("ba", []) if key in a.values]
-            f = parsing.majority(forward) if forward else None
-            b = parsing.majority(backward) if backward else None
+            f = orders.get("ab", {}).get(key)
+            b = orders.get("ba", {}).get(key)
             score, verdict = parsing.swap_aggregate(f, b)
             outcome[key] = (score, verdict, parsing.position_flip(f, b))
         out[pair] = outcome

@@ -22,8 +22,9 @@ A chunk
 2. answers each from the cache or the backend (:mod:`judges.services.execution`);
 3. under the run's row lock, replaces its :class:`JudgeAnswer` rows, recomputes the metric
    scores of its dialogues *from the stored answers* (:mod:`judges.scoring`), recomputes the
-   affected system means, and marks itself done with a compare-and-set (so a re-run counts once
-   and scores never double).
+   affected system means, in pairwise mode replaces its pairs' votes (one per order asked,
+   :mod:`judges.services.votes`), and marks itself done with a compare-and-set (so a re-run
+   counts once and scores and votes never double).
 
 Unparseable, refused, truncated and failed answers are stored with their raw text and never
 scored: a question without a valid answer simply has no score for that unit.
@@ -57,6 +58,7 @@ from judges.services.execution import (
     store_cache,
 )
 from judges.services.planning import WorkItem, load_dialogues, plan_items
+from judges.services.votes import replace_chunk_votes
 from metrics.models import JobStatus, Level, MetricRun, MetricRunChunk, MetricScore
 
 logger = logging.getLogger(__name__)
@@ -168,6 +170,15 @@ def _write_part(
         run=run, level=Level.SYSTEM, backend_id__in=backends, metric__in=names
     ).delete()
     MetricScore.objects.bulk_create(_system_rows(run, backends), batch_size=2000)
+    source = (
+        JudgeRun.objects.filter(pk=run.pk).select_related("vote_source").get().vote_source
+        if config.mode == "pairwise"
+        else None
+    )
+    if source is not None:
+        replace_chunk_votes(
+            source=source, config=config, part=part, answers=answers, dialogues=dialogues
+        )
     unavailable = dict(skipped)
     failed = sum(1 for a in answers if a.status != JudgeAnswer.Status.OK)
     if failed:

@@ -2,20 +2,22 @@
 
 At creation (:mod:`judges.services.runs`) :func:`plan_parts` splits the target's dialogues into
 parts of up to :data:`PART_SIZE` dialogues of one system batch (backend × skill), or into pairs
-in pairwise mode; each part is fixed in a ``JudgeChunk``. When a chunk runs
-(:mod:`judges.services.chunks`), :func:`plan_items` renders its prompts: dialogue-level
-questions once per dialogue, turn-level questions once per model turn, both orders of a pair in
-pairwise mode. :func:`judge_preview` shows the same prompts before any run.
+in pairwise mode (same-scenario pairs, and the pairs the study's human votes compared); each
+part is fixed in a ``JudgeChunk``. When a chunk runs (:mod:`judges.services.chunks`),
+:func:`plan_items` renders its prompts: dialogue-level questions once per dialogue, turn-level
+questions once per model turn, both orders of a pair in pairwise mode. :func:`judge_preview`
+shows the same prompts before any run.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Any
 
-from chat.models import Campaign, Dialogue, Turn
+from chat.models import Campaign, Dialogue, Turn, Vote
 from judges import prompts
 from judges.models import Judge
 from judges.scoring import DialogueData, JudgeConfig
@@ -214,18 +216,45 @@ def plan_items(
 
 @dataclass(frozen=True)
 class Part:
-    """One chunk's share of a run: its system batch and its dialogues (or pairs)."""
+    """One chunk's share of a run: its system batch and its dialogues (or pairs, each with the
+    [item, turn] keys its votes are written under)."""
 
     backend_id: int
     skill_id: int
     dialogues: list[int]
     pairs: list[list[int]]
+    pair_items: list[list[list[Any]]] = field(default_factory=list)
+
+
+def voted_pairs(run: MetricRun, dialogue_ids: Iterable[int]) -> dict[tuple[int, int], set[Any]]:
+    """The distinct dialogue pairs the study's human votes compared (among ``dialogue_ids``),
+    each (lower id, higher id) with the (item, turn) keys of its votes."""
+    wanted = set(dialogue_ids)
+    votes = (
+        Vote.objects.filter(
+            campaign_id=run.campaign_id,
+            voter_kind=Vote.VoterKind.HUMAN,
+            dialogue_a__isnull=False,
+            dialogue_b__isnull=False,
+        )
+        .values_list("dialogue_a_id", "dialogue_b_id", "item", "turn")
+        .distinct()
+    )
+    pairs: dict[tuple[int, int], set[Any]] = defaultdict(set)
+    for a, b, item, turn in votes.iterator(chunk_size=5000):
+        if a != b and a in wanted and b in wanted:
+            pairs[(min(a, b), max(a, b))].add((item, turn))
+    return pairs
 
 
 def plan_parts(*, mode: str, run: MetricRun) -> list[Part]:
     """The run's chunks: system batches split into parts of :data:`PART_SIZE` dialogues; in
     pairwise mode, one pair per two backends' dialogues of the same scenario and skill (the
-    first dialogue of each backend), the pairs grouped by the first dialogue's backend."""
+    first dialogue of each backend), and every pair of dialogues the study's human votes
+    compared (imported with their conversations: these have no scenario), the pairs grouped by
+    the first dialogue's backend and skill. A voted pair keeps its votes' items and turns (its
+    judge votes are written under them, so they match the human votes: decision XX); a
+    same-scenario pair is the scenario's item, turn 1."""
     dialogues = target_dialogues(run=run).filter(turns__speaker=Turn.Speaker.SYSTEM).distinct()
     rows = sorted(dialogues.values_list("pk", "backend_id", "skill_id", "scenario_id"))
     parts: list[Part] = []
@@ -237,17 +266,36 @@ def plan_parts(*, mode: str, run: MetricRun) -> list[Part]:
             for start in range(0, len(ids), PART_SIZE):
                 parts.append(Part(backend_id, skill_id, ids[start : start + PART_SIZE], []))
         return parts
+    info = {pk: (backend_id, skill_id) for pk, backend_id, skill_id, _scenario in rows}
+    planned: dict[tuple[int, int], list[list[Any]]] = {}
     scenes: dict[tuple[int, int], dict[int, int]] = defaultdict(dict)
     for pk, backend_id, skill_id, scenario in rows:
         if scenario is not None:
             scenes[(scenario, skill_id)].setdefault(backend_id, pk)
-    grouped: dict[tuple[int, int], list[list[int]]] = defaultdict(list)
-    for (_scenario, skill_id), by_backend in sorted(scenes.items()):
-        for (b1, d1), (_b2, d2) in combinations(sorted(by_backend.items()), 2):
-            grouped[(b1, skill_id)].append([d1, d2])
-    for (backend_id, skill_id), pairs in sorted(grouped.items()):
-        for start in range(0, len(pairs), PART_SIZE):
-            parts.append(Part(backend_id, skill_id, [], pairs[start : start + PART_SIZE]))
+    for (scenario, _skill_id), by_backend in sorted(scenes.items()):
+        for (_b1, d1), (_b2, d2) in combinations(sorted(by_backend.items()), 2):
+            planned[(d1, d2)] = [[str(scenario), 1]]
+    for (d1, d2), voted in voted_pairs(run, info).items():
+        if info[d1][0] == info[d2][0]:  # a vote compares two systems
+            continue
+        # A pair also on one scenario is judged once, under its votes' keys.
+        pair = (d2, d1) if (d2, d1) in planned else (d1, d2)
+        planned[pair] = [list(k) for k in sorted(voted)]
+    grouped: dict[tuple[int, int], list[tuple[list[int], list[list[Any]]]]] = defaultdict(list)
+    for (d1, d2), keys in planned.items():
+        grouped[info[d1]].append(([d1, d2], keys))
+    for (backend_id, skill_id), entries in sorted(grouped.items()):
+        for start in range(0, len(entries), PART_SIZE):
+            share = entries[start : start + PART_SIZE]
+            parts.append(
+                Part(
+                    backend_id,
+                    skill_id,
+                    [],
+                    [pair for pair, _keys in share],
+                    [keys for _pair, keys in share],
+                )
+            )
     return parts
 
 

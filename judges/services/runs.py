@@ -3,9 +3,11 @@
 A judge run is a :class:`metrics.models.MetricRun` of one judge version over one target (a
 campaign or a static run), with a :class:`judges.models.JudgeRun` beside it (the estimate, then
 the traffic) and one :class:`judges.models.JudgeChunk` per chunk (its dialogues or pairs, fixed
-here). The chunks run like any metric run's (``metrics/tasks/runs.py``) and are scored by the
-handler that ``judges/apps.py`` registers: :mod:`judges.services.chunks` (whose docstring follows
-the whole execution path; ``docs/architecture.md`` too).
+here); a pairwise run also has a ``chat.VoteSource`` its chunks write their verdicts into as
+votes (:mod:`judges.services.votes`). The chunks run like any metric run's
+(``metrics/tasks/runs.py``) and are scored by the handler that ``judges/apps.py`` registers:
+:mod:`judges.services.chunks` (whose docstring follows the whole execution path;
+``docs/architecture.md`` too).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from chat.models import Campaign, StaticRun
+from chat.models import Campaign, StaticRun, VoteSource
 from judges.models import Judge, JudgeChunk, JudgeRun
 from judges.scoring import JudgeConfig, metric_names
 from judges.services.config import NAME_MAX_LENGTH, JudgeError, check_backend, judge_config
@@ -123,7 +125,8 @@ def judge_run_create(
         raise JudgeError(
             "the target has no dialogues to judge"
             + (
-                " (pairwise mode needs dialogues of two systems on the same scenario)"
+                " (pairwise mode needs dialogues of two systems on the same scenario, or human"
+                " votes on pairs of the study's dialogues)"
                 if config.mode == "pairwise"
                 else ""
             ),
@@ -141,7 +144,15 @@ def judge_run_create(
         metric_settings={"judge": judge.pk, "judge_key": judge.key, "judge_version": judge.version},
         created_by=created_by,
     )
-    JudgeRun.objects.create(metric_run=run, judge=judge, estimate=estimate)
+    vote_source = None
+    if config.mode == "pairwise":
+        vote_source = VoteSource.objects.create(
+            campaign=run.campaign,
+            kind=VoteSource.Kind.JUDGE,
+            label=judge.metric_prefix,
+            created_by=created_by,
+        )
+    JudgeRun.objects.create(metric_run=run, judge=judge, estimate=estimate, vote_source=vote_source)
     chunks = MetricRunChunk.objects.bulk_create(
         [
             MetricRunChunk(
@@ -157,7 +168,7 @@ def judge_run_create(
     chunks = list(run.chunks.order_by("pk"))
     JudgeChunk.objects.bulk_create(
         [
-            JudgeChunk(chunk=c, dialogues=p.dialogues, pairs=p.pairs)
+            JudgeChunk(chunk=c, dialogues=p.dialogues, pairs=p.pairs, pair_items=p.pair_items)
             for c, p in zip(chunks, parts, strict=True)
         ]
     )

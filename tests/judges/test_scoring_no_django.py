@@ -95,3 +95,61 @@ def test_judge_scoring_runs_without_django() -> None:
 def test_the_model_speaker_is_the_chat_models() -> None:
     # judges.scoring names the model's turns without importing chat.models.
     assert scoring.SYSTEM_SPEAKER == Turn.Speaker.SYSTEM
+
+
+def test_an_orders_verdict_is_its_samples_majority_and_its_overall_the_mean_outcome() -> None:
+    from types import SimpleNamespace
+
+    from annotation.presets import preset_spec
+    from annotation.rubric_spec import validate_spec
+    from chat.backends.base import BackendSpec
+    from judges import client
+
+    spec = validate_spec(preset_spec("likert"))
+    config = scoring.JudgeConfig(
+        judge_id=1,
+        prefix="judge:likert@v1",
+        mode="pairwise",
+        spec=spec,
+        backend=BackendSpec(id=1, name="judge", adapter="openai"),
+        n=3,
+        aggregate="majority",
+        geval=False,
+        params=client.Params(n=3),
+        max_attempts=1,
+        templates={},
+        rate_limit=0.0,
+        signature="",
+    )
+
+    def answer(sample, order, **values):
+        return SimpleNamespace(
+            dialogue_id=7,
+            other_dialogue_id=8,
+            turn_id=None,
+            order=order,
+            sample=sample,
+            values=values,
+            geval={},
+        )
+
+    verdicts = scoring.order_verdicts(
+        config,
+        [
+            answer(0, "ab", naturalness="B", topic_following="A"),
+            answer(1, "ab", naturalness="A", topic_following="A"),
+            answer(2, "ab", naturalness="A"),
+            answer(0, "ba", naturalness="tie"),
+            answer(1, "ba"),  # nothing readable: no verdict from this sample
+        ],
+    )
+    assert verdicts == {
+        (7, 8): {
+            "ab": {"naturalness": "A", "topic_following": "A"},
+            "ba": {"naturalness": "tie"},
+        }
+    }
+    assert scoring.order_overall(verdicts[(7, 8)]["ab"]) == "A"
+    assert scoring.order_overall({"naturalness": "A", "topic_following": "B"}) == "tie"
+    assert scoring.order_overall({"naturalness": "B", "topic_following": "tie"}) == "B"
+    assert scoring.order_overall({}) is None
