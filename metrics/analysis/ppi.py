@@ -11,37 +11,44 @@ tests compare against on shared inputs.
 
 Conventions
 -----------
-* ``yhat_all`` is the predictor on **every** unit of the population, the labelled ones included —
-  the estimand is the mean over units drawn like these, and each unit's score enters once
-  (Zrnic & Candès 2024, "Active Statistical Inference", §2: ``θ̂ = 1/N Σ_i λŶ_i + ξ_i(Y_i − λŶ_i)/π_i``
-  with ξ_i = 1 when unit i was rated). It is passed where ``ppi_py`` takes ``Yhat_unlabeled``;
-  its variance formula treats the two averages as independent, which leaves out a term
-  ``2λ·Cov(Ŷ, Y − λŶ)/N`` — zero at the tuned λ and of order 1/N, not 1/n.
+* The predictor's scores come in two parts, as ``ppi_py`` takes them: ``yhat`` on the n rated
+  units and ``yhat_unlabelled`` on the other N − n units (not rated by anyone). The two parts
+  are disjoint, so the estimate's two averages are independent and ``ppi_py``'s variance
+  formula is exact. (Passing all N units as "unlabelled", rated ones included, would count the
+  rated units twice and leave a covariance term ``2λ·Cov(Ŷ, Y − λŶ)/N`` out of the variance;
+  in simulation it cost a few points of coverage with a near-perfect judge.)
 * One human score per unit (the caller averages several raters of a unit first).
 * Intervals are two-sided at level 1 − α, α = 0.1 by default (90 %), as ``ppi_py``.
 
 Mean (per system, per question)
 -------------------------------
-With λ ∈ [0, 1], w the labelled units' weights (all 1 for a simple random subset):
+With λ ∈ [0, 1], n rated and m = N − n unrated units:
 
-* estimate ``θ̂_λ = mean_N(λŶ) + mean_n(w·(Y − λŶ))``;
-* variance ``Var(λŶ)/N + Var(w·(Y − λŶ))/n`` (population variances, ``ppi_py``'s ``np.std``);
-* λ̂ = Cov(Y, Ŷ) / ((1 + n/N)·Var(Ŷ)) — the minimiser of that variance (PPI++ §2, mean case),
-  computed exactly as ``ppi_py.ppi_mean_ci(lam=None)``: the covariance over the labelled units
-  with divisor n, Var(Ŷ) over the labelled and all-unit scores pooled (divisor n + N − 1), both
-  on ``w·(· − θ̂₁)`` with θ̂₁ the λ = 1 estimate, and clipped to [0, 1]. λ = 0 is the human-only
-  (classical) estimate, λ = 1 plain PPI.
+* estimate ``θ̂_λ = mean_m(λŶ) + mean_n(Y − λŶ)``;
+* variance ``Var(λŶ)/m + Var(Y − λŶ)/n`` (population variances: ``ppi_py``'s ``np.std``);
+* λ̂ = Cov(Y, Ŷ) / ((1 + n/m)·Var(Ŷ)) — the minimiser of that variance (PPI++ §2, mean case,
+  eq. for λ*), computed exactly as ``ppi_py.ppi_mean_ci(lam=None)``: the covariance over the
+  rated units with divisor n, Var(Ŷ) over the rated and unrated scores pooled (divisor N − 1),
+  clipped to [0, 1]. λ = 0 is the human-only (classical) estimate, λ = 1 plain PPI.
 
 Unequal inclusion probabilities
 -------------------------------
-When the rated units were drawn with known unequal probabilities π_i (strata sampled at different
-rates, adaptive rounds), each labelled term is weighted by w_i ∝ 1/π_i, normalised to mean 1 over
-the labelled units: the inverse-probability-weighted estimator of Zrnic & Candès (2024, eq. 2,
-power-tuned as their §3) in its self-normalised (Hájek) form, which is exactly what ``ppi_py``'s
-``w`` argument computes. For stratified sampling with π = n_k/N_k the normalisation is already
-exact (Σ 1/π_i = N), so this is the stratified estimator's point estimate; equal π gives w ≡ 1,
-the plain estimator, to the last bit. :func:`inclusion_probabilities` turns a recorded sampling
-design into π and refuses a subset that was not drawn at random.
+When the rated units were drawn with known unequal probabilities π_i (strata sampled at
+different rates, adaptive rounds), the plain estimator is biased: the unrated units are then not
+a sample of the population. The estimator is instead the inverse-probability-weighted one of
+Zrnic & Candès (2024, "Active Statistical Inference", eq. (2), power-tuned as their §3),
+``θ̂ = λ·mean_N(Ŷ) + mean_n(w·(Y − λŶ))`` over all N units, with w_i ∝ 1/π_i normalised to
+mean 1 on the rated units (the self-normalised, Hájek, form: for stratified sampling with
+π = n_k/N_k the normalisation changes nothing, Σ 1/π_i = N). Split into its independent
+unrated and rated parts, with f = n/N and λ' = λ(1 − f), it is
+
+    ``θ̂ = λ'·mean_m(Ŷ) + mean_n(Y* − λ'·Ŷ*)``,  Y* = w·Y,  Ŷ* = (w − f)/(1 − f)·Ŷ,
+
+i.e. the plain estimator applied to (Y*, Ŷ*): its variance and its λ' follow from the same
+formulas (the rated part's variance is the with-replacement approximation, as ``ppi_py``'s
+weighted intervals). Equal π gives w ≡ 1, Y* = Y, Ŷ* = Ŷ: the plain estimator, to the last
+bit. :func:`inclusion_probabilities` turns a recorded sampling design into π and refuses a
+subset that was not drawn at random.
 
 Bradley–Terry ratings
 ---------------------
@@ -49,7 +56,9 @@ Boyeau et al. 2024 ("AutoEval Done Right: Using Synthetic Data for Model Evaluat
 arXiv:2403.07008), §3.2: a comparison of systems a and b is a logistic-regression row x with +1
 at a, −1 at b; the label is 1 when a won. The BT coefficients ζ (P(a beats b) = σ(ζ_a − ζ_b))
 are the PPI++ logistic-regression estimate from human votes on a subset of the comparisons and
-judge votes (0/1, ½, or the judge's probability) on all of them. The first system is the
+judge votes (0/1, ½, or the judge's probability) on all of them (again split into the
+voted and not-voted comparisons; with unequal π the judge term of the voted rows is weighted by
+(w − f)/(1 − f) as above). The first system is the
 reference (its column dropped, ζ = 0) so that the coefficients are identified. **Ties** count as
 half a win for each side (label ½) — the Chatbot Arena Bradley–Terry convention that AutoEval
 builds on; the logistic loss is defined for labels in [0, 1]. Ratings are reported on the Elo
@@ -64,8 +73,12 @@ the same).
 Public API
 ----------
 ``inclusion_probabilities(sampling, *, n_labelled, n_units) -> np.ndarray``
-``ppi_mean(y, yhat, yhat_all, *, pi=None, alpha=0.1, bootstrap_samples=1000, seed=0) -> MeanEstimate``
-``ppi_logistic(x, y, yhat, x_all, yhat_all, *, w=None, alpha=0.1, lam=None) -> LogisticEstimate``
+``ppi_mean(y, yhat, yhat_unlabelled, *, pi=None, alpha=0.1, bootstrap_samples=1000, seed=0)
+-> MeanEstimate``
+``ppi_logistic(x, y, yhat, x_unlabelled, yhat_unlabelled, *, w=None, w_hat=None, alpha=0.1,
+lam=None) -> LogisticEstimate``
+``mean_lambda(y, yhat, yhat_unlabelled)``, ``mean_estimate(y, yhat, yhat_unlabelled, lam)``:
+the plain mean kernel batched over leading axes (the bootstrap and the simulations use it)
 ``bradley_terry_ppi(n_systems, pairs_all, judge_all, labelled, human, *, pi=None, alpha=0.1)
 -> BradleyTerryEstimate``
 """
@@ -89,7 +102,8 @@ ELO_CENTRE = 1000.0
 _BOOTSTRAP_CHUNK = 200
 
 
-def _z(alpha: float) -> float:
+def z_value(alpha: float) -> float:
+    """z_{1−α/2}, the normal quantile of a two-sided 1 − α interval."""
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     return float(stats.norm.ppf(1.0 - alpha / 2.0))
@@ -163,7 +177,9 @@ def inclusion_probabilities(sampling: Sampling, *, n_labelled: int, n_units: int
         total = sum(weights.values())
         labels = list(sampling.strata)
         if len(labels) != n_labelled:
-            raise ValueError(f"strata: expected one stratum per labelled unit ({n_labelled}), got {len(labels)}")
+            raise ValueError(
+                f"strata: expected one stratum per labelled unit ({n_labelled}), got {len(labels)}"
+            )
         counts = {s: labels.count(s) for s in set(labels)}
         return np.array([counts[s] / (weights[s] / total * n_units) for s in labels])
     if sampling.kind == "adaptive":
@@ -174,7 +190,9 @@ def inclusion_probabilities(sampling: Sampling, *, n_labelled: int, n_units: int
             )
         pi = np.asarray(sampling.probabilities, dtype=float)
         if pi.shape != (n_labelled,):
-            raise ValueError(f"probabilities: expected one per labelled unit ({n_labelled}), got {len(pi)}")
+            raise ValueError(
+                f"probabilities: expected one per labelled unit ({n_labelled}), got {len(pi)}"
+            )
         bad = np.flatnonzero(~((pi > 0) & (pi <= 1)))
         if bad.size:
             raise ValueError(
@@ -191,7 +209,9 @@ def _weights_from_pi(pi: np.ndarray | Sequence[float] | None, n: int) -> np.ndar
         return None
     p = np.asarray(pi, dtype=float)
     if p.shape != (n,):
-        raise ValueError(f"pi: expected one inclusion probability per labelled unit ({n}), got {p.shape}")
+        raise ValueError(
+            f"pi: expected one inclusion probability per labelled unit ({n}), got {p.shape}"
+        )
     bad = np.flatnonzero(~((p > 0) & (p <= 1)))
     if bad.size:
         raise ValueError(f"pi: labelled unit {int(bad[0])} has inclusion probability {p[bad[0]]}")
@@ -221,14 +241,15 @@ class MeanEstimate:
     """One system's (question's) mean: human + predictor, human-only, predictor-only.
 
     ``ppi`` is the prediction-powered estimate with its normal interval, ``bootstrap_low/high``
-    its percentile bootstrap interval (labelled and all-unit scores resampled independently, λ
+    its percentile bootstrap interval (rated and unrated units resampled independently, λ
     re-tuned on each resample; NaN when ``bootstrap_samples`` = 0). ``human_only`` is the
     classical estimate from the same labelled units. ``predictor_only`` is the plain mean of the
     predictor over all units: no interval, because it estimates the predictor's mean, which may
     be biased away from the humans' by any amount. ``effective_n`` = n · Var(human-only) /
     Var(PPI): the number of human ratings the human-only estimate would need for the PPI
     interval's width. ``pearson`` is the predictor's correlation with the humans on the labelled
-    units (NaN when either side is constant).
+    units (NaN when either side is constant). ``lam`` is the tuned λ — ``ppi_py``'s, the weight of
+    the unrated units' predictor mean (λ' with unequal π) — 0: predictor unused, 1: plain PPI.
     """
 
     ppi: Interval
@@ -244,63 +265,71 @@ class MeanEstimate:
     weighted: bool
 
 
-def _mean_lambda(
-    y: np.ndarray, yhat: np.ndarray, yhat_all: np.ndarray, w: np.ndarray
-) -> np.ndarray:
-    """λ̂ of ``ppi_py.ppi_mean_ci(lam=None)`` along the last axis (batched over leading axes)."""
+def mean_lambda(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray) -> np.ndarray:
+    """λ̂ of ``ppi_py.ppi_mean_ci(lam=None)`` along the last axis, batched over leading axes
+    (the bootstrap and the simulations run many studies at once)."""
     n = y.shape[-1]
-    big_n = yhat_all.shape[-1]
-    theta1 = yhat_all.mean(-1, keepdims=True) + (w * (y - yhat)).mean(-1, keepdims=True)
-    grads = w * (y - theta1)
-    grads_hat = w * (yhat - theta1)
-    grads_all = yhat_all - theta1
+    m = yhat_unlabelled.shape[-1]
+    # ppi_py centres the gradients at the λ = 1 estimate; the covariance and variance below do
+    # not depend on it except through floating-point rounding, kept for bit-equality.
+    theta1 = yhat_unlabelled.mean(-1, keepdims=True) + (y - yhat).mean(-1, keepdims=True)
+    grads = y - theta1
+    grads_hat = yhat - theta1
     cov = (
         (grads - grads.mean(-1, keepdims=True)) * (grads_hat - grads_hat.mean(-1, keepdims=True))
     ).sum(-1) / n
-    pooled = np.concatenate([grads_hat, grads_all], axis=-1)
-    var = pooled.var(-1, ddof=1)
+    var = np.concatenate([grads_hat, yhat_unlabelled - theta1], axis=-1).var(-1, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        lam = cov / ((1.0 + n / big_n) * var)
-    # A constant predictor carries no information: the classical estimate (λ = 0).
+        lam = cov / ((1.0 + n / m) * var)
+    # A constant predictor carries no information: the human-only estimate (λ = 0).
     return np.clip(np.where(var > 0, lam, 0.0), 0.0, 1.0)
 
 
-def _mean_estimate(
-    y: np.ndarray, yhat: np.ndarray, yhat_all: np.ndarray, w: np.ndarray, lam: np.ndarray
+def mean_estimate(
+    y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray, lam: np.ndarray | float
 ) -> tuple[np.ndarray, np.ndarray]:
     """(θ̂_λ, its standard error) along the last axis; ``lam`` has the leading shape."""
-    lam_ = lam[..., None]
-    imputed = lam_ * yhat_all
-    rectifier = w * (y - lam_ * yhat)
+    lam_ = np.asarray(lam)[..., None]
+    imputed = lam_ * yhat_unlabelled
+    rectifier = y - lam_ * yhat
     estimate = imputed.mean(-1) + rectifier.mean(-1)
-    se = np.sqrt(imputed.var(-1) / yhat_all.shape[-1] + rectifier.var(-1) / y.shape[-1])
+    se = np.sqrt(imputed.var(-1) / yhat_unlabelled.shape[-1] + rectifier.var(-1) / y.shape[-1])
     return estimate, se
 
 
-def _check_mean_inputs(
-    y: np.ndarray, yhat: np.ndarray, yhat_all: np.ndarray
-) -> None:
+def _ipw_transform(
+    y: np.ndarray, yhat: np.ndarray, w: np.ndarray, n_units: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(Y*, Ŷ*) of the weighted estimator (module docstring); w has mean 1 along the last axis."""
+    f = y.shape[-1] / n_units
+    return w * y, (w - f) / (1.0 - f) * yhat
+
+
+def _check_mean_inputs(y: np.ndarray, yhat: np.ndarray, unlabelled: np.ndarray) -> None:
     if y.ndim != 1 or yhat.shape != y.shape:
         raise ValueError(
-            f"y and yhat must be 1-D and aligned (one per labelled unit), got {y.shape} and {yhat.shape}"
+            "y and yhat must be 1-D and aligned (one per labelled unit), "
+            f"got {y.shape} and {yhat.shape}"
         )
     if y.size < 2:
         raise ValueError(f"at least 2 human-rated units are needed, got {y.size}")
-    if yhat_all.ndim != 1 or yhat_all.size < y.size:
+    if unlabelled.ndim != 1 or unlabelled.size < 1:
         raise ValueError(
-            f"yhat_all must be 1-D with the predictor on every unit (≥ the {y.size} labelled), "
-            f"got {yhat_all.shape}"
+            "yhat_unlabelled must be 1-D with the predictor on every unit nobody rated (≥ 1), "
+            f"got {unlabelled.shape}"
         )
-    for name, values in (("y", y), ("yhat", yhat), ("yhat_all", yhat_all)):
+    for name, values in (("y", y), ("yhat", yhat), ("yhat_unlabelled", unlabelled)):
         bad = np.flatnonzero(~np.isfinite(values))
         if bad.size:
-            raise ValueError(f"{name}: value {int(bad[0])} is not a finite number ({values[bad[0]]})")
+            raise ValueError(
+                f"{name}: value {int(bad[0])} is not a finite number ({values[bad[0]]})"
+            )
 
 
 def ppi_mean(
     y: np.ndarray | Sequence[float],
     yhat: np.ndarray | Sequence[float],
-    yhat_all: np.ndarray | Sequence[float],
+    yhat_unlabelled: np.ndarray | Sequence[float],
     *,
     pi: np.ndarray | Sequence[float] | None = None,
     alpha: float = 0.1,
@@ -309,24 +338,25 @@ def ppi_mean(
 ) -> MeanEstimate:
     """PPI++ mean of the human score, with the human-only and predictor-only figures beside it.
 
-    ``y``: human scores of the n labelled units; ``yhat``: the predictor on the same units;
-    ``yhat_all``: the predictor on all N units (labelled included); ``pi``: the labelled units'
+    ``y``: human scores of the n rated units; ``yhat``: the predictor on the same units;
+    ``yhat_unlabelled``: the predictor on the N − n units nobody rated; ``pi``: the rated units'
     inclusion probabilities when they were unequal (None: a simple random subset).
-    Point estimate and normal interval equal ``ppi_py.ppi_mean_pointestimate`` / ``ppi_mean_ci``
-    with ``Yhat_unlabeled=yhat_all, w=1/pi``.
+    Without ``pi`` the estimate and normal interval equal ``ppi_py.ppi_mean_pointestimate`` /
+    ``ppi_mean_ci(Y, Yhat, Yhat_unlabeled)``.
     """
     y_ = np.asarray(y, dtype=float)
     yhat_ = np.asarray(yhat, dtype=float)
-    all_ = np.asarray(yhat_all, dtype=float)
-    _check_mean_inputs(y_, yhat_, all_)
-    z = _z(alpha)
-    n, big_n = y_.size, all_.size
+    unlabelled = np.asarray(yhat_unlabelled, dtype=float)
+    _check_mean_inputs(y_, yhat_, unlabelled)
+    z = z_value(alpha)
+    n, big_n = y_.size, y_.size + unlabelled.size
     weights = _weights_from_pi(pi, n)
     w = np.ones(n) if weights is None else weights
+    y_star, yhat_star = _ipw_transform(y_, yhat_, w, big_n)
 
-    lam = _mean_lambda(y_, yhat_, all_, w)
-    estimate, se = _mean_estimate(y_, yhat_, all_, w, lam)
-    classical, classical_se = _mean_estimate(y_, yhat_, all_, w, np.zeros(()))
+    lam = mean_lambda(y_star, yhat_star, unlabelled)
+    estimate, se = mean_estimate(y_star, yhat_star, unlabelled, lam)
+    classical, classical_se = mean_estimate(y_star, yhat_star, unlabelled, 0.0)
 
     boot_low = boot_high = float("nan")
     if bootstrap_samples > 0:
@@ -335,10 +365,13 @@ def ppi_mean(
         for start in range(0, bootstrap_samples, _BOOTSTRAP_CHUNK):
             b = min(_BOOTSTRAP_CHUNK, bootstrap_samples - start)
             drawn = rng.integers(0, n, size=(b, n))
-            drawn_all = rng.integers(0, big_n, size=(b, big_n))
-            yb, yhb, allb, wb = y_[drawn], yhat_[drawn], all_[drawn_all], w[drawn]
-            lam_b = _mean_lambda(yb, yhb, allb, wb)
-            replicates.append(_mean_estimate(yb, yhb, allb, wb, lam_b)[0])
+            drawn_unlabelled = rng.integers(0, unlabelled.size, size=(b, unlabelled.size))
+            wb = w[drawn]
+            yb, yhb = _ipw_transform(
+                y_[drawn], yhat_[drawn], wb / wb.mean(-1, keepdims=True), big_n
+            )
+            ub = unlabelled[drawn_unlabelled]
+            replicates.append(mean_estimate(yb, yhb, ub, mean_lambda(yb, yhb, ub))[0])
         boot_low, boot_high = np.percentile(
             np.concatenate(replicates), [50.0 * alpha, 100.0 - 50.0 * alpha]
         )
@@ -350,7 +383,9 @@ def ppi_mean(
     ppi_var, classical_var = float(se) ** 2, float(classical_se) ** 2
     effective_n = n * classical_var / ppi_var if ppi_var > 0 else float("inf")
     return MeanEstimate(
-        ppi=Interval(float(estimate), float(se), float(estimate - z * se), float(estimate + z * se)),
+        ppi=Interval(
+            float(estimate), float(se), float(estimate - z * se), float(estimate + z * se)
+        ),
         bootstrap_low=float(boot_low),
         bootstrap_high=float(boot_high),
         human_only=Interval(
@@ -359,7 +394,7 @@ def ppi_mean(
             float(classical - z * classical_se),
             float(classical + z * classical_se),
         ),
-        predictor_only=float(all_.mean()),
+        predictor_only=float(np.concatenate([yhat_, unlabelled]).mean()),
         lam=float(lam),
         n=n,
         n_units=big_n,
@@ -386,55 +421,43 @@ class LogisticEstimate:
 
 
 def _rectified_loss_parts(
-    theta: np.ndarray,
-    x: np.ndarray,
-    y: np.ndarray,
-    yhat: np.ndarray,
-    x_all: np.ndarray,
-    yhat_all: np.ndarray,
-    w: np.ndarray,
-    w_all: np.ndarray,
-    lam: float,
+    theta: np.ndarray, data: _LogisticData, lam: float
 ) -> tuple[float, np.ndarray, np.ndarray]:
     """Loss, gradient and Hessian of ``ppi_py``'s rectified logistic loss.
 
-    ``λ/N Σ_all w(−Ŷ x'θ + log(1+e^{x'θ})) − λ/n Σ_lab w(−Ŷ x'θ + …) + 1/n Σ_lab w(−Y x'θ + …)``;
-    the Hessian ``λ/N X_allᵀ W μ(1−μ) X_all + (1−λ)/n Xᵀ W μ(1−μ) X`` is positive semi-definite
-    for λ ∈ [0, 1].
+    ``λ/m Σ_unl (−Ŷ x'θ + log(1+e^{x'θ})) − λ/n Σ_lab v(−Ŷ x'θ + …) + 1/n Σ_lab w(−Y x'θ + …)``
+    (v = w in ``ppi_py``; v = (w − f)/(1 − f) for the weighted estimator). Its Hessian is
+    positive semi-definite for λ ∈ [0, 1] and v = w, and near it otherwise.
     """
-    n, big_n = y.size, yhat_all.size
-    eta, eta_all = x @ theta, x_all @ theta
-    soft, soft_all = np.logaddexp(0.0, eta), np.logaddexp(0.0, eta_all)
+    x, y, yhat, xu, yhat_u, w, v = data
+    n, m = y.size, yhat_u.size
+    eta, eta_u = x @ theta, xu @ theta
+    soft, soft_u = np.logaddexp(0.0, eta), np.logaddexp(0.0, eta_u)
     loss = (
-        lam / big_n * np.sum(w_all * (-yhat_all * eta_all + soft_all))
-        - lam / n * np.sum(w * (-yhat * eta + soft))
+        lam / m * np.sum(-yhat_u * eta_u + soft_u)
+        - lam / n * np.sum(v * (-yhat * eta + soft))
         + 1.0 / n * np.sum(w * (-y * eta + soft))
     )
-    mu, mu_all = special.expit(eta), special.expit(eta_all)
+    mu, mu_u = special.expit(eta), special.expit(eta_u)
     grad = (
-        lam / big_n * x_all.T @ (w_all * (mu_all - yhat_all))
-        - lam / n * x.T @ (w * (mu - yhat))
+        lam / m * xu.T @ (mu_u - yhat_u)
+        - lam / n * x.T @ (v * (mu - yhat))
         + 1.0 / n * x.T @ (w * (mu - y))
     )
-    hess = lam / big_n * (x_all.T * (w_all * mu_all * (1 - mu_all))) @ x_all + (1.0 - lam) / n * (
-        x.T * (w * mu * (1 - mu))
-    ) @ x
+    curvature, curvature_u = mu * (1 - mu), mu_u * (1 - mu_u)
+    hess = lam / m * (xu.T * curvature_u) @ xu + (x.T * ((w - lam * v) * curvature)) @ x / n
     return float(loss), grad, hess
 
 
-def _fit_rectified(
-    x: np.ndarray,
-    y: np.ndarray,
-    yhat: np.ndarray,
-    x_all: np.ndarray,
-    yhat_all: np.ndarray,
-    w: np.ndarray,
-    w_all: np.ndarray,
-    lam: float,
-) -> np.ndarray:
-    """Minimiser of the rectified loss by damped Newton steps (stops at gradient ≤ 1e-12)."""
-    theta = np.zeros(x.shape[1])
-    loss, grad, hess = _rectified_loss_parts(theta, x, y, yhat, x_all, yhat_all, w, w_all, lam)
+_LogisticData = tuple[
+    np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray
+]
+
+
+def _fit_rectified(data: _LogisticData, lam: float) -> np.ndarray:
+    """Minimiser of the rectified loss by damped Newton steps (to a gradient ≤ 1e-12)."""
+    theta = np.zeros(data[0].shape[1])
+    loss, grad, hess = _rectified_loss_parts(theta, data, lam)
     for _ in range(200):
         if np.max(np.abs(grad)) <= 1e-12:
             break
@@ -443,13 +466,13 @@ def _fit_rectified(
         except np.linalg.LinAlgError as exc:
             raise ValueError(
                 "the logistic regression is not identified: some system is never compared "
-                "(or always wins/loses) in the comparisons given"
+                "(or always wins or always loses) in the comparisons given"
             ) from exc
         t = 1.0
         while True:
             candidate = theta - t * step
-            new = _rectified_loss_parts(candidate, x, y, yhat, x_all, yhat_all, w, w_all, lam)
-            if new[0] <= loss + 1e-4 * t * float(grad @ -step) or t < 1e-10:
+            new = _rectified_loss_parts(candidate, data, lam)
+            if new[0] <= loss - 1e-4 * t * float(grad @ step) or t < 1e-10:
                 break
             t /= 2.0
         if t < 1e-10:
@@ -460,42 +483,35 @@ def _fit_rectified(
 
 
 def _logistic_stats(
-    theta: np.ndarray,
-    x: np.ndarray,
-    y: np.ndarray,
-    yhat: np.ndarray,
-    x_all: np.ndarray,
-    yhat_all: np.ndarray,
-    w: np.ndarray,
-    w_all: np.ndarray,
-    use_all: bool,
+    theta: np.ndarray, data: _LogisticData, use_unlabelled: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per-unit gradients and the inverse Hessian, as ``ppi_py._logistic_get_stats``."""
-    n, big_n = y.size, yhat_all.size
-    mu, mu_all = special.expit(x @ theta), special.expit(x_all @ theta)
+    x, y, yhat, xu, yhat_u, w, v = data
+    n, m = y.size, yhat_u.size
+    mu, mu_u = special.expit(x @ theta), special.expit(xu @ theta)
     curvature = (x.T * (w * mu * (1 - mu))) @ x
-    if use_all:
-        hessian = ((x_all.T * (w_all * mu_all * (1 - mu_all))) @ x_all + curvature) / (big_n + n)
-        grads_all = x_all * (w_all * (mu_all - yhat_all))[:, None]
+    if use_unlabelled:
+        hessian = ((xu.T * (mu_u * (1 - mu_u))) @ xu + curvature) / (m + n)
+        grads_u = xu * (mu_u - yhat_u)[:, None]
     else:
         hessian = curvature / n
-        grads_all = np.zeros_like(x_all)
+        grads_u = np.zeros_like(xu)
     grads = x * (w * (mu - y))[:, None]
-    grads_hat = x * (w * (mu - yhat))[:, None]
-    return grads, grads_hat, grads_all, np.linalg.inv(hessian)
+    grads_hat = x * (v * (mu - yhat))[:, None]
+    return grads, grads_hat, grads_u, np.linalg.inv(hessian)
 
 
 def _glm_lambda(
-    grads: np.ndarray, grads_hat: np.ndarray, grads_all: np.ndarray, inv_hessian: np.ndarray
+    grads: np.ndarray, grads_hat: np.ndarray, grads_u: np.ndarray, inv_hessian: np.ndarray
 ) -> float:
     """``ppi_py._calc_lam_glm(clip=True)``: the λ minimising the trace of the covariance."""
-    n, big_n = grads.shape[0], grads_all.shape[0]
+    n, m = grads.shape[0], grads_u.shape[0]
     centred = grads - grads.mean(0)
     centred_hat = grads_hat - grads_hat.mean(0)
     cov = (centred.T @ centred_hat + centred_hat.T @ centred) / n
-    var = np.atleast_2d(np.cov(np.concatenate([grads_hat, grads_all]).T))
+    var = np.atleast_2d(np.cov(np.concatenate([grads_hat, grads_u]).T))
     numerator = np.trace(inv_hessian @ cov @ inv_hessian)
-    denominator = 2.0 * (1.0 + n / big_n) * np.trace(inv_hessian @ var @ inv_hessian)
+    denominator = 2.0 * (1.0 + n / m) * np.trace(inv_hessian @ var @ inv_hessian)
     if denominator <= 0:
         return 0.0
     return float(np.clip(numerator / denominator, 0.0, 1.0))
@@ -505,39 +521,48 @@ def ppi_logistic(
     x: np.ndarray,
     y: np.ndarray,
     yhat: np.ndarray,
-    x_all: np.ndarray,
-    yhat_all: np.ndarray,
+    x_unlabelled: np.ndarray,
+    yhat_unlabelled: np.ndarray,
     *,
     w: np.ndarray | None = None,
+    w_hat: np.ndarray | None = None,
     alpha: float = 0.1,
     lam: float | None = None,
 ) -> LogisticEstimate:
     """PPI++ logistic regression without intercept: ``ppi_py.ppi_logistic_ci``'s procedure.
 
     ``x``/``y``/``yhat``: the labelled rows, their human labels in [0, 1] and the predictor's;
-    ``x_all``/``yhat_all``: every row and the predictor on it; ``w``: labelled weights
-    (normalised to mean 1). ``lam=None`` tunes λ (twice, as ``ppi_py`` does for an interval); the
-    estimate is the interval's centre.
+    ``x_unlabelled``/``yhat_unlabelled``: the rows nobody labelled and the predictor on them;
+    ``w``: weights of the labelled rows' human term (normalised to mean 1), ``w_hat`` of their
+    predictor term (default ``w``, as ``ppi_py``). ``lam=None`` tunes λ — twice, as ``ppi_py``
+    does for an interval — and the estimate is the interval's centre.
     """
-    z = _z(alpha)
-    x_, x_all_ = np.asarray(x, dtype=float), np.asarray(x_all, dtype=float)
-    y_, yhat_ = np.asarray(y, dtype=float), np.asarray(yhat, dtype=float)
-    yhat_all_ = np.asarray(yhat_all, dtype=float)
-    n, big_n = y_.size, yhat_all_.size
+    z = z_value(alpha)
+    x_ = np.asarray(x, dtype=float)
+    y_ = np.asarray(y, dtype=float)
+    n, m = y_.size, len(yhat_unlabelled)
     w_ = np.ones(n) if w is None else np.asarray(w, dtype=float) / np.sum(w) * n
-    w_all = np.ones(big_n)
-    args = (x_, y_, yhat_, x_all_, yhat_all_, w_, w_all)
+    v_ = w_ if w_hat is None else np.asarray(w_hat, dtype=float)
+    data: _LogisticData = (
+        x_,
+        y_,
+        np.asarray(yhat, dtype=float),
+        np.asarray(x_unlabelled, dtype=float),
+        np.asarray(yhat_unlabelled, dtype=float),
+        w_,
+        v_,
+    )
     if lam is None:
-        theta = _fit_rectified(*args, 1.0)
-        lam = _glm_lambda(*_logistic_stats(theta, *args, True))
-        theta = _fit_rectified(*args, lam)
-        lam = _glm_lambda(*_logistic_stats(theta, *args, True))
-    theta = _fit_rectified(*args, lam)
-    grads, grads_hat, grads_all, inv_hessian = _logistic_stats(theta, *args, lam != 0)
+        theta = _fit_rectified(data, 1.0)
+        lam = _glm_lambda(*_logistic_stats(theta, data, True))
+        theta = _fit_rectified(data, lam)
+        lam = _glm_lambda(*_logistic_stats(theta, data, True))
+    theta = _fit_rectified(data, lam)
+    grads, grads_hat, grads_u, inv_hessian = _logistic_stats(theta, data, lam != 0)
     d = x_.shape[1]
-    var_all = np.atleast_2d(np.cov((lam * grads_all).T)).reshape(d, d)
+    var_u = np.atleast_2d(np.cov((lam * grads_u).T)).reshape(d, d)
     var = np.atleast_2d(np.cov((grads - lam * grads_hat).T)).reshape(d, d)
-    cov = inv_hessian @ (n / big_n * var_all + var) @ inv_hessian / n
+    cov = inv_hessian @ (n / m * var_u + var) @ inv_hessian / n
     se = np.sqrt(np.diag(cov))
     return LogisticEstimate(theta, cov, theta - z * se, theta + z * se, float(lam))
 
@@ -569,9 +594,14 @@ def bradley_terry_design(n_systems: int, pairs: np.ndarray) -> np.ndarray:
     pairs_ = np.asarray(pairs, dtype=int)
     if pairs_.ndim != 2 or pairs_.shape[1] != 2:
         raise ValueError(f"pairs must be (comparisons, 2) system indices, got {pairs_.shape}")
-    bad = np.flatnonzero((pairs_ < 0).any(1) | (pairs_ >= n_systems).any(1) | (pairs_[:, 0] == pairs_[:, 1]))
+    bad = np.flatnonzero(
+        (pairs_ < 0).any(1) | (pairs_ >= n_systems).any(1) | (pairs_[:, 0] == pairs_[:, 1])
+    )
     if bad.size:
-        raise ValueError(f"pairs: comparison {int(bad[0])} ({pairs_[bad[0]].tolist()}) is not two distinct systems of {n_systems}")
+        raise ValueError(
+            f"pairs: comparison {int(bad[0])} ({pairs_[bad[0]].tolist()}) is not two distinct "
+            f"systems of {n_systems}"
+        )
     rows = np.arange(len(pairs_))
     design = np.zeros((len(pairs_), n_systems))
     design[rows, pairs_[:, 0]] = 1.0
@@ -608,7 +638,7 @@ def bradley_terry_ppi(
     """
     if n_systems < 2:
         raise ValueError(f"at least 2 systems are needed, got {n_systems}")
-    z = _z(alpha)
+    z = z_value(alpha)
     x_all = bradley_terry_design(n_systems, pairs_all)
     judge = np.asarray(judge_all, dtype=float)
     index = np.asarray(labelled, dtype=int)
@@ -616,7 +646,9 @@ def bradley_terry_ppi(
     if judge.shape != (x_all.shape[0],):
         raise ValueError(f"judge_all: expected {x_all.shape[0]} votes, got {judge.shape}")
     if index.shape != votes.shape or index.ndim != 1:
-        raise ValueError(f"labelled and human must be aligned 1-D arrays, got {index.shape}, {votes.shape}")
+        raise ValueError(
+            f"labelled and human must be aligned 1-D arrays, got {index.shape}, {votes.shape}"
+        )
     if index.size and (index.min() < 0 or index.max() >= x_all.shape[0]):
         raise ValueError("labelled: an index is outside the comparisons given")
     if np.unique(index).size != index.size:
@@ -625,10 +657,19 @@ def bradley_terry_ppi(
         bad = np.flatnonzero(~((values >= 0) & (values <= 1)))
         if bad.size:
             raise ValueError(f"{name}: vote {int(bad[0])} is {values[bad[0]]}, not in [0, 1]")
-    w = _weights_from_pi(pi, index.size)
-    x = x_all[index]
-    fit = ppi_logistic(x, votes, judge[index], x_all, judge, w=w, alpha=alpha)
-    classical = ppi_logistic(x, votes, judge[index], x_all, judge, w=w, alpha=alpha, lam=0.0)
+    if not 2 <= index.size < x_all.shape[0]:
+        raise ValueError(
+            f"need at least 2 human votes and at least 1 comparison without one, got "
+            f"{index.size} of {x_all.shape[0]}"
+        )
+    weights = _weights_from_pi(pi, index.size)
+    w = np.ones(index.size) if weights is None else weights
+    f = index.size / x_all.shape[0]
+    unlabelled = np.setdiff1d(np.arange(x_all.shape[0]), index)
+    parts = (x_all[index], votes, judge[index], x_all[unlabelled], judge[unlabelled])
+    w_hat = (w - f) / (1.0 - f)
+    fit = ppi_logistic(*parts, w=w, w_hat=w_hat, alpha=alpha)
+    classical = ppi_logistic(*parts, w=w, w_hat=w_hat, alpha=alpha, lam=0.0)
     coef = np.concatenate([[0.0], fit.coef])
     cov = np.zeros((n_systems, n_systems))
     cov[1:, 1:] = fit.cov
@@ -636,7 +677,7 @@ def bradley_terry_ppi(
     classical_cov[1:, 1:] = classical.cov
     rating, low, high = _elo(coef, cov, z)
     h_rating, h_low, h_high = _elo(np.concatenate([[0.0], classical.coef]), classical_cov, z)
-    notes = ()
+    notes: tuple[str, ...] = ()
     if np.any((votes > 0) & (votes < 1)):
         notes = ("ties counted as half a win for each side",)
     return BradleyTerryEstimate(
