@@ -45,8 +45,9 @@ unrated and rated parts, with f = n/N and λ' = λ(1 − f), it is
     ``θ̂ = λ'·mean_m(Ŷ) + mean_n(Y* − λ'·Ŷ*)``,  Y* = w·Y,  Ŷ* = (w − f)/(1 − f)·Ŷ,
 
 i.e. the plain estimator applied to (Y*, Ŷ*): its variance and its λ' follow from the same
-formulas (the rated part's variance is the with-replacement approximation, as ``ppi_py``'s
-weighted intervals). Equal π gives w ≡ 1, Y* = Y, Ŷ* = Ŷ: the plain estimator, to the last
+formulas. The rated part's variance is the with-replacement (Hansen–Hurwitz) approximation, as
+``ppi_py``'s weighted intervals: it ignores that a stratified design fixed each stratum's count,
+so there the interval is conservative (98 % instead of 90 % in the test's two-strata design). Equal π gives w ≡ 1, Y* = Y, Ŷ* = Ŷ: the plain estimator, to the last
 bit. :func:`inclusion_probabilities` turns a recorded sampling design into π and refuses a
 subset that was not drawn at random.
 
