@@ -47,9 +47,10 @@ unrated and rated parts, with f = n/N and λ' = λ(1 − f), it is
 i.e. the plain estimator applied to (Y*, Ŷ*): its variance and its λ' follow from the same
 formulas. The rated part's variance is the with-replacement (Hansen–Hurwitz) approximation, as
 ``ppi_py``'s weighted intervals: it ignores that a stratified design fixed each stratum's count,
-so there the interval is conservative (98 % instead of 90 % in the test's two-strata design). Equal π gives w ≡ 1, Y* = Y, Ŷ* = Ŷ: the plain estimator, to the last
-bit. :func:`inclusion_probabilities` turns a recorded sampling design into π and refuses a
-subset that was not drawn at random.
+so there the interval is conservative (98 % instead of 90 % in the test's two-strata design).
+Equal π gives w ≡ 1, Y* = Y, Ŷ* = Ŷ: the plain estimator, to the last bit.
+:func:`inclusion_probabilities` turns a recorded sampling design into π and refuses a subset that
+was not drawn at random.
 
 Bradley–Terry ratings
 ---------------------
