@@ -16,6 +16,10 @@ prints the human ratings used, how often the final order is right, and the share
 intervals that cover their system's true mean (the rule stops on the data, so this is checked,
 not assumed).
 
+Kernels (``kernel_speed``): our mean and logistic (Bradley–Terry) kernels against ``ppi_py``'s
+``ppi_mean_ci`` / ``ppi_logistic_ci`` on the same inputs (after ``ppi_py``'s numba warm-up), with
+the largest difference of the interval bounds.
+
 Times are printed also in units of the CPU reference (benchmarks/cpu_reference.py).
 
     .venv/bin/python benchmarks/label_savings.py [--repetitions 1000] [--runs 30]
@@ -26,7 +30,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cpu_reference import cpu_reference_s, in_ref, reference_line
 
-from metrics.analysis.ppi import ppi_mean
+from metrics.analysis.ppi import bradley_terry_design, ppi_logistic, ppi_mean
 from metrics.analysis.ppi_planning import (
     JUDGES,
     Cell,
@@ -173,6 +179,57 @@ def adaptive_vs_uniform(runs: int, seed: int = 0) -> None:
         )
 
 
+def _per_call(call: Callable[[], object], repeat: int) -> float:
+    start = time.perf_counter()
+    for _ in range(repeat):
+        call()
+    return (time.perf_counter() - start) / repeat
+
+
+def kernel_speed(ref: float) -> None:
+    """Our kernels against ppi_py's on shared inputs: seconds per call and the largest gap."""
+    import ppi_py  # a development dependency: the reference the kernels are tested against
+
+    rng = np.random.default_rng(0)
+    y, yhat = synthetic_scores(rng, "medium", 1, UNITS)
+    labelled, unlabelled = (y[0, :200], yhat[0, :200]), yhat[0, 200:]
+    systems, comparisons = 8, 5000
+    pairs = np.array([rng.choice(systems, 2, replace=False) for _ in range(comparisons)])
+    human = (rng.uniform(size=comparisons) < 0.5).astype(float)
+    judge = np.where(rng.uniform(size=comparisons) < 0.8, human, 1 - human)
+    x = bradley_terry_design(systems, pairs)
+    args = (x[:500], human[:500], judge[:500], x[500:], judge[500:])
+    ppi_py.ppi_logistic_ci(*args)  # numba compiles on the first call
+    ours_mean = ppi_mean(*labelled, unlabelled, bootstrap_samples=0)
+    low, high = ppi_py.ppi_mean_ci(*labelled, unlabelled, alpha=0.1)
+    mean_gap = max(abs(ours_mean.ppi.low - low[0]), abs(ours_mean.ppi.high - high[0]))
+    ours_logistic = ppi_logistic(*args)
+    low_l, high_l = ppi_py.ppi_logistic_ci(*args, alpha=0.1)
+    logistic_gap = max(
+        np.abs(ours_logistic.low - low_l).max(), np.abs(ours_logistic.high - high_l).max()
+    )
+    print(f"\nKernels against ppi-python {metadata.version('ppi-python')} (same inputs)")
+    rows = [
+        (
+            f"mean, n = 200 of {UNITS}",
+            _per_call(lambda: ppi_mean(*labelled, unlabelled, bootstrap_samples=0), 200),
+            _per_call(lambda: ppi_py.ppi_mean_ci(*labelled, unlabelled, alpha=0.1), 200),
+            mean_gap,
+        ),
+        (
+            f"BT logistic, {systems} systems, 500 of {comparisons} votes",
+            _per_call(lambda: ppi_logistic(*args), 10),
+            _per_call(lambda: ppi_py.ppi_logistic_ci(*args, alpha=0.1), 10),
+            logistic_gap,
+        ),
+    ]
+    for name, ours, theirs, gap in rows:
+        print(
+            f"  {name}: ours {ours * 1e3:.2f} ms {in_ref(ours, ref)}, ppi_py {theirs * 1e3:.2f} ms "
+            f"{in_ref(theirs, ref)} ({theirs / ours:.1f}×); largest bound difference {gap:.1e}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repetitions", type=int, default=1000)
@@ -185,6 +242,7 @@ def main() -> None:
     middle = time.perf_counter()
     adaptive_vs_uniform(args.runs)
     end = time.perf_counter()
+    kernel_speed(ref)
     print(
         f"\nsynthetic study {middle - start:.1f} s {in_ref(middle - start, ref)}; "
         f"rounds {end - middle:.1f} s {in_ref(end - middle, ref)}"
