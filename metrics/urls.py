@@ -55,6 +55,9 @@ urlpatterns = [
         "metrics.views.reports.report_pairwise_file",
         name="report-pairwise-file",
     ),
+    lazy_path(
+        "studies/<int:pk>/pairwise/", "metrics.views.pairwise.study_ranking", name="study-ranking"
+    ),
     # Learned metrics (discriminator training)
     lazy_path(
         "discriminators/",

@@ -129,7 +129,7 @@ def vote_rows(
                     system_b=names[system_b],
                     outcome=OUTCOME_CODES[Vote.Outcome(outcome)],
                     voter=voter,
-                    voter_kind=kind,
+                    voter_kind="judge" if kind == Vote.VoterKind.JUDGE else "human",
                     question=vote_question,
                     turn=turn,
                 ),
