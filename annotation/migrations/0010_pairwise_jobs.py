@@ -8,10 +8,10 @@ from django.db import migrations, models
 def add_acute_preset(apps, schema_editor):
     """The ACUTE-Eval question set ships as a preset rubric (its four questions are two-option
     choices), so a pairwise job names its questions the way every job does: by its rubric."""
-    from annotation.presets import preset_specs
+    from annotation.presets import acute_eval_spec
 
     Rubric = apps.get_model("annotation", "Rubric")
-    spec = preset_specs()["acute-eval"]
+    spec = acute_eval_spec()
     if not Rubric.objects.filter(key="acute-eval", version=1, is_preset=True).exists():
         Rubric.objects.create(
             key="acute-eval", version=1, title=spec["title"], spec=spec, is_preset=True

@@ -363,6 +363,11 @@ def job_quality_update(*, job: RatingJob, quality_settings: Mapping[str, Any]) -
             field="quality_settings",
         )
     settings = QualitySettings.parse({**job.quality_settings, **quality_settings})
+    if job.is_pairwise and settings.duplicate_rate:
+        raise RatingJobError(
+            _("quality_settings：成对比较中评分专家不会看到同一段对话两次，不能设重复题"),
+            field="quality_settings",
+        )
     job.quality_settings = settings.as_dict()
     job.save(update_fields=["quality_settings"])
     return job

@@ -58,6 +58,7 @@ def job_create(request: AuthenticatedHttpRequest) -> HttpResponse:
                 sample_seed=data["sample_seed"] or 0,
                 created_by=request.user,
                 allow_below_minimum=data["allow_below_minimum"],
+                mode=data["mode"] or RatingJob.Mode.ABSOLUTE,
             )
         except assignment_services.RatingJobError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, str(exc))

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from annotation.pairwise import comparative_questions, left_first, pairs_for_scenarios, place_pairs
-from annotation.presets import preset_specs
+from annotation.presets import acute_eval_spec, preset_specs
 from annotation.rubric_spec import validate_spec
 
 
@@ -85,7 +85,7 @@ def test_the_side_is_a_fair_reproducible_coin_per_pair_and_rater():
 
 
 def test_acute_questions_are_the_published_wording_and_a_rubric_is_asked_comparatively():
-    acute = comparative_questions(validate_spec(preset_specs()["acute-eval"]))
+    acute = comparative_questions(validate_spec(acute_eval_spec()))
     assert {q.key: q.label["en"] for q in acute} == {
         "engaging": "Who would you prefer to talk to for a long conversation?",
         "interesting": "If you had to say one of these speakers is interesting and one is "

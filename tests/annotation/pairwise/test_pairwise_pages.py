@@ -189,3 +189,28 @@ def test_the_command_creates_an_acute_job_with_onboarding_and_lists_its_votes():
             "create_rating_job", "--name=x", f"--campaign={s.campaign.name}", "--rubric=msde",
             "--raters-per-pair=2",
         )
+
+
+def test_the_job_form_creates_a_pairwise_job_with_acutes_threshold(client):
+    s = study(n_scenarios=1, n_systems=2, n_raters=1)
+    from annotation.models import Rubric
+
+    client.force_login(make_user("res-pw5", Role.RESEARCHER))
+    response = client.post(
+        reverse("annotation:job-create"),
+        {
+            "name": "form-acute",
+            "mode": "pairwise",
+            "campaign": s.campaign.pk,
+            "rubric": Rubric.objects.get(key="acute-eval").pk,
+            "raters_per_dialogue": 1,
+            "raters": [s.raters[0].pk],
+            "deadline_hours": 72,
+            "seed": 0,
+            "sample_seed": 0,
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    job = RatingJob.objects.get(name="form-acute")
+    assert job.mode == "pairwise" and job.vote_source is not None
+    assert job.quality_settings["onboarding_threshold"] == 0.75
