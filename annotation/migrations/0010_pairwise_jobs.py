@@ -24,37 +24,61 @@ def remove_acute_preset(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0009_workspace_required'),
-        ('chat', '0017_votes'),
+        ("annotation", "0009_workspace_required"),
+        ("chat", "0017_votes"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='assignment',
-            name='dialogue_b',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='chat.dialogue'),
+            model_name="assignment",
+            name="dialogue_b",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="+",
+                to="chat.dialogue",
+            ),
         ),
         migrations.AddField(
-            model_name='golditem',
-            name='dialogue_b',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='chat.dialogue'),
+            model_name="golditem",
+            name="dialogue_b",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="+",
+                to="chat.dialogue",
+            ),
         ),
         migrations.AddField(
-            model_name='ratingjob',
-            name='mode',
-            field=models.CharField(choices=[('absolute', '逐段评分'), ('pairwise', '成对比较')], default='absolute', max_length=10),
+            model_name="ratingjob",
+            name="mode",
+            field=models.CharField(
+                choices=[("absolute", "逐段评分"), ("pairwise", "成对比较")],
+                default="absolute",
+                max_length=10,
+            ),
         ),
         migrations.AddField(
-            model_name='ratingjob',
-            name='vote_source',
-            field=models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='rating_job', to='chat.votesource'),
+            model_name="ratingjob",
+            name="vote_source",
+            field=models.OneToOneField(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="rating_job",
+                to="chat.votesource",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='assignment',
-            constraint=models.CheckConstraint(condition=models.Q(('dialogue_b', models.F('dialogue')), _negated=True), name='assignment_pair_distinct'),
+            model_name="assignment",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("dialogue_b", models.F("dialogue")), _negated=True),
+                name="assignment_pair_distinct",
+            ),
         ),
         migrations.RunPython(add_acute_preset, remove_acute_preset),
     ]

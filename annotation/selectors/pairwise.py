@@ -76,7 +76,7 @@ def pairwise_votes(job: RatingJob) -> QuerySet[Vote]:
 def pairwise_overview(job: RatingJob, *, limit: int = 50) -> dict[str, Any]:
     """The job page's pairwise section: pairs and shortfall, onboarding per rater, votes per
     rater (kept and excluded), and the latest votes."""
-    per_rater = {
+    per_rater: dict[int, Mapping[str, Any]] = {
         row["voter_user"]: row
         for row in Vote.objects.filter(job_votes(job))
         .values("voter_user")

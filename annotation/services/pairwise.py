@@ -40,7 +40,7 @@ def job_pairs(job: RatingJob) -> list[Pair]:
     A system with several accepted dialogues of a scenario (a quota above one) is represented
     by its earliest, so each scenario compares each pair of systems exactly once. Dialogues
     without a scenario (imported ones) cannot be paired and are left out."""
-    scenarios: dict[Hashable, dict[int, int]] = defaultdict(dict)
+    scenarios: dict[Hashable, dict[Hashable, int]] = defaultdict(dict)
     gold_b = GoldItem.objects.filter(job=job, dialogue_b__isnull=False).values("dialogue_b")
     rows = (
         job_dialogues(job)
@@ -216,7 +216,7 @@ def _generate_gold(
         random.Random(f"{_seed(job)}:{rater}").shuffle(pool)
         for item in pool[: max(wanted, 0)]:
             _placed(job, item, rater, Assignment.Kind.GOLD, due).save()
-            seen[rater].update((item.dialogue_id, item.dialogue_b_id))
+            seen[rater].update((item.dialogue_id, item.dialogue_b_id or item.dialogue_id))
             created += 1
     return created
 

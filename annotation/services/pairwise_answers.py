@@ -40,9 +40,7 @@ def _clean(question: str, side: object, reason: object) -> tuple[int, str]:
         )
     text = str(reason or "").strip()
     if not text:
-        raise RatingRuleError(
-            _("%(question)s.reason：请用一句话写明理由") % {"question": question}
-        )
+        raise RatingRuleError(_("%(question)s.reason：请用一句话写明理由") % {"question": question})
     if "\n" in text or len(text) > REASON_MAX_LENGTH:
         raise RatingRuleError(
             _("%(question)s.reason：理由只写一行，最多 %(n)d 个字")

@@ -53,7 +53,8 @@ def check_assignment_access(*, assignment: Assignment, user: User) -> None:
         raise PermissionDenied(_("这一条分配给了另一位评分专家。"))
     if not assignment.job.is_live and assignment.dialogue.worker_id == user.pk:
         raise PermissionDenied(_("不能给自己收集的对话评分。"))
-    if assignment.dialogue_b_id is not None and assignment.dialogue_b.worker_id == user.pk:
+    other = assignment.dialogue_b
+    if other is not None and other.worker_id == user.pk:
         raise PermissionDenied(_("不能给自己收集的对话评分。"))
 
 

@@ -135,14 +135,11 @@ def annotate_submit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
 def _pairwise_submit(request: AuthenticatedHttpRequest, assignment: Assignment) -> HttpResponse:
     """A pairwise item is answered in one form: a side (`side-<key>`) and a reason
     (`reason-<key>`) per question. A refusal comes back with what was typed kept."""
+    keys = {name.split("-", 1)[1] for name in request.POST if name.startswith(("side-", "reason-"))}
     posted = {
-        key[len("side-") :]: (value, request.POST.get(f"reason-{key[len('side-') :]}", ""))
-        for key, value in request.POST.items()
-        if key.startswith("side-")
+        key: (request.POST.get(f"side-{key}", ""), request.POST.get(f"reason-{key}", ""))
+        for key in keys
     }
-    for key, value in request.POST.items():
-        if key.startswith("reason-") and key[len("reason-") :] not in posted:
-            posted[key[len("reason-") :]] = ("", value)
     try:
         pairwise_submit(assignment=assignment, user=request.user, answers=posted)
     except AnswerError as exc:

@@ -70,7 +70,9 @@ def test_an_acute_job_with_an_onboarding_failure(run_in_browser, live_server):
         for key in QUESTIONS:
             await page.locator(f"#q-{key} input[value='left']").check()
             await page.fill(f"#reason-{key}", "左边更自然")
-        await page.evaluate("document.getElementById('reason-humanlike').removeAttribute('required')")
+        await page.evaluate(
+            "document.getElementById('reason-humanlike').removeAttribute('required')"
+        )
         await page.fill("#reason-humanlike", "")
         async with page.expect_navigation():
             await page.locator("#submit-button").click()

@@ -19,10 +19,10 @@ from django.contrib.auth.models import User
 from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 
-from annotation.selectors.rubrics import RubricLookupError, rubric_by_ref
-from annotation.services.rating_assignments import RatingJobError
 from annotation.models import RatingJob
 from annotation.selectors.rating import gold_dialogue
+from annotation.selectors.rubrics import RubricLookupError, rubric_by_ref
+from annotation.services.rating_assignments import RatingJobError
 from annotation.services.rating_jobs import gold_pair_set, job_create, job_open
 from chat.models import Campaign, Dialogue, StaticRun
 from core.commands import WorkspaceCommand
@@ -75,7 +75,9 @@ class Command(WorkspaceCommand):
         ref = options["rubric"]
         if pairwise and options["questions"] == "acute":
             if ref:
-                raise CommandError("--rubric: not with --questions acute (its questions are ACUTE's)")
+                raise CommandError(
+                    "--rubric: not with --questions acute (its questions are ACUTE's)"
+                )
             ref = "acute-eval"
         if not ref:
             raise CommandError("--rubric is required")

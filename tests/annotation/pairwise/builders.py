@@ -40,7 +40,9 @@ def dialogue(campaign: Campaign, backend: Backend, scenario, texts, worker=None)
         worker=worker,
     )
     for index, text in enumerate(texts):
-        TurnFactory(dialogue=d, index=index, speaker="user" if index % 2 == 0 else "system", text=text)
+        TurnFactory(
+            dialogue=d, index=index, speaker="user" if index % 2 == 0 else "system", text=text
+        )
     return d
 
 

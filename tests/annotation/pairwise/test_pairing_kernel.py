@@ -48,8 +48,14 @@ def test_no_rater_sees_a_dialogue_twice_and_no_pair_gets_more_than_n_raters(desi
     scenarios, per_pair, raters, seed = design
     pairs = pairs_for_scenarios(scenarios)
     placements = place_pairs(
-        pairs=pairs, raters=raters, per_pair=per_pair, holders={}, seen={}, excluded={},
-        loads={}, seed=seed,
+        pairs=pairs,
+        raters=raters,
+        per_pair=per_pair,
+        holders={},
+        seen={},
+        excluded={},
+        loads={},
+        seed=seed,
     )
     shown = Counter()
     for p in placements:
@@ -70,8 +76,14 @@ def test_with_enough_raters_every_pair_gets_n_distinct_raters(design):
     # One rater can always take one pair of a scenario: enough raters fill every pair.
     raters = list(range(max(widest * per_pair, 1)))
     placements = place_pairs(
-        pairs=pairs, raters=raters, per_pair=per_pair, holders={}, seen={}, excluded={},
-        loads={}, seed=seed,
+        pairs=pairs,
+        raters=raters,
+        per_pair=per_pair,
+        holders={},
+        seen={},
+        excluded={},
+        loads={},
+        seed=seed,
     )
     per = Counter(p.pair for p in placements)
     assert all(per[p.key] == per_pair for p in pairs)
@@ -80,7 +92,9 @@ def test_with_enough_raters_every_pair_gets_n_distinct_raters(design):
 
 def test_the_side_is_a_fair_reproducible_coin_per_pair_and_rater():
     draws = [left_first(seed="7", pair=(i, i + 1), rater=r) for i in range(50) for r in range(20)]
-    assert draws == [left_first(seed="7", pair=(i, i + 1), rater=r) for i in range(50) for r in range(20)]
+    assert draws == [
+        left_first(seed="7", pair=(i, i + 1), rater=r) for i in range(50) for r in range(20)
+    ]
     assert 400 < sum(draws) < 600
 
 

@@ -143,7 +143,7 @@ def test_the_api_creates_a_pairwise_job_and_lists_its_votes(client):
     pairwise_submit(
         assignment=assignment_next(job=job, rater=rater),
         user=rater,
-        answers={k: ("left", "好") for k in QUESTIONS},
+        answers=dict.fromkeys(QUESTIONS, ("left", "好")),
     )
     votes = client.get(f"/api/rating-jobs/{job.pk}/votes/").json()
     assert {v["question"] for v in votes} == set(QUESTIONS)
@@ -177,16 +177,19 @@ def test_the_command_creates_an_acute_job_with_onboarding_and_lists_its_votes():
     first = assignment_next(job=job, rater=rater)
     good = s.dialogues[(1, 0)].pk
     side = "left" if first.dialogue_id == good else "right"
-    pairwise_submit(assignment=first, user=rater, answers={k: (side, "ok") for k in QUESTIONS})
+    pairwise_submit(assignment=first, user=rater, answers=dict.fromkeys(QUESTIONS, (side, "ok")))
     real = assignment_next(job=job, rater=rater)
-    pairwise_submit(assignment=real, user=rater, answers={k: ("right", "ok") for k in QUESTIONS})
+    pairwise_submit(assignment=real, user=rater, answers=dict.fromkeys(QUESTIONS, ("right", "ok")))
     out = io.StringIO()
     call_command("job_votes", "--job=cmd-acute", "--format=jsonl", stdout=out)
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
     assert len(rows) == 4 and {r["outcome"] for r in rows} == {"b"}
     with pytest.raises(Exception, match="--raters-per-pair"):
         call_command(
-            "create_rating_job", "--name=x", f"--campaign={s.campaign.name}", "--rubric=msde",
+            "create_rating_job",
+            "--name=x",
+            f"--campaign={s.campaign.name}",
+            "--rubric=msde",
             "--raters-per-pair=2",
         )
 

@@ -10,8 +10,8 @@ from annotation.services import quality
 from annotation.services.pairwise import job_pairs, pairwise_votes_include
 from annotation.services.pairwise_answers import pairwise_submit
 from annotation.services.rating_assignments import RatingJobError, assignment_next, rater_block
-from annotation.services.ratings import RatingRuleError, rating_save
 from annotation.services.rating_jobs import gold_pair_set, job_create, job_open
+from annotation.services.ratings import RatingRuleError, rating_save
 from chat.models import Vote, VoteSource
 from tests.annotation.factories import rubric
 from tests.annotation.pairwise.builders import acute_job, dialogue, study
@@ -24,7 +24,7 @@ QUESTIONS = ("engaging", "interesting", "humanlike", "knowledgeable")
 
 def _answer_all(assignment, user, side="left", reason="更自然，回答切题"):
     return pairwise_submit(
-        assignment=assignment, user=user, answers={q: (side, reason) for q in QUESTIONS}
+        assignment=assignment, user=user, answers=dict.fromkeys(QUESTIONS, (side, reason))
     )
 
 
@@ -115,7 +115,7 @@ def test_a_missing_reason_or_side_is_refused_and_nothing_is_stored():
     job_open(job=job)
     rater = s.raters[0]
     a = assignment_next(job=job, rater=rater)
-    answers = {q: ("left", "理由") for q in QUESTIONS}
+    answers = dict.fromkeys(QUESTIONS, ("left", "理由"))
     answers["humanlike"] = ("left", "  ")
     with pytest.raises(RatingRuleError, match="humanlike.reason"):
         pairwise_submit(assignment=a, user=rater, answers=answers)
