@@ -217,3 +217,21 @@ def test_the_job_form_creates_a_pairwise_job_with_acutes_threshold(client):
     job = RatingJob.objects.get(name="form-acute")
     assert job.mode == "pairwise" and job.vote_source is not None
     assert job.quality_settings["onboarding_threshold"] == 0.75
+
+
+def test_a_pairwise_jobs_sides_are_never_read_as_human_scores(client):
+    from annotation.selectors.human_scores import counted_assignments
+
+    s, job = _open_job()
+    rater = s.raters[0]
+    from annotation.services.pairwise_answers import pairwise_submit
+
+    pairwise_submit(
+        assignment=assignment_next(job=job, rater=rater),
+        user=rater,
+        answers=dict.fromkeys(QUESTIONS, ("right", "右边好")),
+    )
+    assert not counted_assignments(job=job).exists()
+    client.force_login(make_user("res-pw6", Role.RESEARCHER))
+    response = client.get(reverse("annotation:job-results", args=[job.pk]))
+    assert response.status_code == 200
