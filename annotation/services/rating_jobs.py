@@ -384,6 +384,9 @@ def job_update(
         _check_deadline(deadline_hours)
         job.deadline_hours = deadline_hours
     job.save(update_fields=["name", "deadline_hours"])
+    if job.vote_source_id is not None:
+        # The votes' source is labelled with the job's name (exports and reports show it).
+        VoteSource.objects.filter(pk=job.vote_source_id).update(label=job.name)
     return job
 
 
@@ -392,4 +395,7 @@ def job_delete(*, job: RatingJob) -> None:
     """Delete a draft job; a job that was opened keeps its ratings (close it instead)."""
     if job.status != RatingJob.Status.DRAFT or job.assignments.exists():
         raise RatingJobError(_("status：只有还没有分配条目的草稿任务可以删除"), field="status")
+    source = job.vote_source_id
     job.delete()
+    if source is not None:
+        VoteSource.objects.filter(pk=source).delete()

@@ -235,3 +235,15 @@ def test_creating_a_pairwise_job_refuses_bad_settings():
             questions=["fluency"],
         )
     assert job.mode == RatingJob.Mode.PAIRWISE
+
+
+def test_renaming_relabels_the_vote_source_and_deleting_a_draft_removes_it():
+    from annotation.services.rating_jobs import job_delete, job_update
+
+    s = study(n_scenarios=1, n_systems=2, n_raters=1)
+    job = acute_job(s, name="before")
+    job_update(job=job, name="after")
+    assert VoteSource.objects.get(pk=job.vote_source_id).label == "after"
+    source = job.vote_source_id
+    job_delete(job=job)
+    assert not VoteSource.objects.filter(pk=source).exists()
