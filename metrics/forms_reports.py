@@ -114,6 +114,7 @@ class ReportForm(forms.Form):
         label=_("排名所用投票"),
         max_length=200,
         initial="humans",
+        required=False,
         help_text=_("humans（人工）、judge:<裁判 key> 或 all（全部）。"),
     )
     pairwise_judge_rule = forms.ChoiceField(
@@ -124,6 +125,7 @@ class ReportForm(forms.Form):
         ],
         initial="per_order",
         widget=forms.RadioSelect,
+        required=False,
     )
     pairwise_include_identity_leaks = forms.BooleanField(
         label=_("计入泄露模型身份的投票"),
@@ -161,7 +163,7 @@ class ReportForm(forms.Form):
             "pairwise": (
                 {
                     "voters": data["pairwise_voters"].strip() or "humans",
-                    "judge_rule": data["pairwise_judge_rule"],
+                    "judge_rule": data["pairwise_judge_rule"] or "per_order",
                     "include_identity_leaks": data["pairwise_include_identity_leaks"],
                 }
                 if data["pairwise"]
