@@ -636,6 +636,8 @@ def vote_record(vote: Vote, *, fmt: str, conversations: bool) -> dict[str, Any]:
         if conversations and vote.dialogue_a is not None and vote.dialogue_b is not None:
             record["conversation_a"] = _conversation_json(vote.dialogue_a)
             record["conversation_b"] = _conversation_json(vote.dialogue_b)
+            # The conversations' language, so that the file imports without --language.
+            record["language"] = vote.dialogue_a.language
         return record
     return {
         "item": vote.item,
