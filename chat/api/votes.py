@@ -11,6 +11,7 @@ import django_filters
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -90,7 +91,7 @@ class VoteImportApi(APIView):
 
     parser_classes = [MultiPartParser, FormParser]
 
-    class Input(serializers.Serializer):
+    class VoteImportInput(serializers.Serializer):
         file = serializers.FileField()
         study = serializers.CharField(**model_bounds(Campaign, "name"))
         voter_kind = serializers.ChoiceField(
@@ -101,7 +102,7 @@ class VoteImportApi(APIView):
         )
         skill = serializers.CharField(**model_bounds(Skill, "key"), default="chitchat")
 
-    class Output(serializers.Serializer):
+    class VoteImportOutput(serializers.Serializer):
         study = serializers.CharField(source="campaign.name")
         study_id = serializers.IntegerField(source="campaign.pk")
         source = serializers.IntegerField(source="source.pk")
@@ -112,10 +113,10 @@ class VoteImportApi(APIView):
         ignored_fields = serializers.ListField(child=serializers.CharField())
 
     @extend_schema(
-        request=Input, responses={201: Output, 400: refused("Import refused; nothing was saved")}
+        request=VoteImportInput, responses={201: VoteImportOutput, 400: refused("Import refused; nothing was saved")}
     )
     def post(self, request: Request) -> Response:
-        serializer = self.Input(data=request.data)
+        serializer = self.VoteImportInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         result = services.votes_import(
@@ -127,14 +128,14 @@ class VoteImportApi(APIView):
             language=data["language"],
             skill=data["skill"],
         )
-        return Response(self.Output(result).data, status=status.HTTP_201_CREATED)
+        return Response(self.VoteImportOutput(result).data, status=status.HTTP_201_CREATED)
 
 
 class VoteExportApi(APIView):
     """A study's votes as a file, streamed. ``format`` names the vote layout here, not DRF's
     response format (its URL override), so the response is never negotiated away."""
 
-    class Query(serializers.Serializer):
+    class VoteExportQuery(serializers.Serializer):
         study = serializers.IntegerField(min_value=1)
         format = serializers.ChoiceField(choices=services.FORMATS, default="fastchat")
         file = serializers.ChoiceField(choices=["jsonl", "csv"], default="jsonl")
@@ -143,16 +144,18 @@ class VoteExportApi(APIView):
         return super().perform_content_negotiation(request, force=True)
 
     @extend_schema(
-        parameters=[Query],
+        parameters=[VoteExportQuery],
         responses={
             (200, "application/x-ndjson"): OpenApiResponse(
-                description="One vote per line (docs/votes.md)"
+                response=OpenApiTypes.BINARY, description="One vote per line (docs/votes.md)"
             ),
-            (200, "text/csv"): OpenApiResponse(description="One vote per row (docs/votes.md)"),
+            (200, "text/csv"): OpenApiResponse(
+                response=OpenApiTypes.BINARY, description="One vote per row (docs/votes.md)"
+            ),
         },
     )
     def get(self, request: Request) -> StreamingHttpResponse:
-        query = self.Query(data=request.query_params)
+        query = self.VoteExportQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         campaign = get_object_or_404(Campaign, pk=query.validated_data["study"])
         return vote_download(
