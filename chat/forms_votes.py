@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from chat.models import Language, Skill, Vote
 from chat.services.identity import MAX_IDENTITY_WORD_LENGTH, MAX_IDENTITY_WORDS
+
+
+def _skill_choices() -> list[tuple[str, str]]:
+    return [(key, key) for key in Skill.objects.values_list("key", flat=True)]
 
 
 class VoteImportForm(forms.Form):
@@ -24,12 +26,9 @@ class VoteImportForm(forms.Form):
         choices=[("", _("由文件的 language 字段给出")), *Language.choices],
         required=False,
     )
-    skill = forms.ChoiceField(label=_("对话技能"), initial="chitchat")
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # Read per form, not at import: skills are added by researchers.
-        self.fields["skill"].choices = [(key, key) for key in Skill.objects.values_list("key", flat=True)]
+    # A callable: read when the form is shown or checked, not at import (researchers add skills),
+    # and not at all on a study page that shows no upload form.
+    skill = forms.ChoiceField(label=_("对话技能"), initial="chitchat", choices=_skill_choices)
 
 
 class IdentityWordsForm(forms.Form):
