@@ -22,16 +22,15 @@ from rest_framework.views import APIView
 from chat.models import Campaign, Language, Skill, Vote
 from chat.selectors import votes as selectors
 from chat.services import votes as services
+from chat.views.votes import vote_download
 from core.access import request_user
 from core.api import model_bounds, refused
-from chat.views.votes import vote_download
 
 
 class VoteOutput(serializers.ModelSerializer):
     study = serializers.IntegerField(source="campaign_id")
     system_a = serializers.CharField(source="system_a.name")
     system_b = serializers.CharField(source="system_b.name")
-    source = serializers.IntegerField(source="source_id")
     source_kind = serializers.CharField(source="source.kind")
 
     class Meta:
@@ -105,7 +104,7 @@ class VoteImportApi(APIView):
     class VoteImportOutput(serializers.Serializer):
         study = serializers.CharField(source="campaign.name")
         study_id = serializers.IntegerField(source="campaign.pk")
-        source = serializers.IntegerField(source="source.pk")
+        source_id = serializers.IntegerField(source="source.pk")
         votes = serializers.IntegerField()
         dialogues = serializers.IntegerField()
         identity_leaks = serializers.IntegerField()
@@ -113,7 +112,8 @@ class VoteImportApi(APIView):
         ignored_fields = serializers.ListField(child=serializers.CharField())
 
     @extend_schema(
-        request=VoteImportInput, responses={201: VoteImportOutput, 400: refused("Import refused; nothing was saved")}
+        request=VoteImportInput,
+        responses={201: VoteImportOutput, 400: refused("Import refused; nothing was saved")},
     )
     def post(self, request: Request) -> Response:
         serializer = self.VoteImportInput(data=request.data)
@@ -161,4 +161,3 @@ class VoteExportApi(APIView):
         return vote_download(
             campaign, fmt=query.validated_data["format"], file=query.validated_data["file"]
         )
-

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import unicodedata
+from dataclasses import dataclass
 
 from django.db.models import Count, Q, QuerySet
 

@@ -579,7 +579,7 @@ def votes_import(
 
 # --- export ---------------------------------------------------------------------------------------
 
-_WINNER_NAMES = {
+_WINNER_NAMES: dict[str, dict[str, str]] = {
     "fastchat": {value: key for key, value in FASTCHAT_WINNERS.items()},
     "plain": {value: key for key, value in PLAIN_WINNERS.items()},
 }
@@ -614,7 +614,7 @@ EXPORT_COLUMNS = {
 def _conversation_json(dialogue: Dialogue | None) -> list[dict[str, str]] | None:
     if dialogue is None:
         return None
-    roles = {Turn.Speaker.USER: "user", Turn.Speaker.SYSTEM: "assistant"}
+    roles: dict[str, str] = {Turn.Speaker.USER: "user", Turn.Speaker.SYSTEM: "assistant"}
     return [{"role": roles[turn.speaker], "content": turn.text} for turn in dialogue.turns.all()]
 
 

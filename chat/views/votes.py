@@ -132,7 +132,7 @@ def campaign_identity_words(request: AuthenticatedHttpRequest, pk: int) -> HttpR
             form.add_error("words", exc.message)
     if not form.is_valid():
         for error in form.errors.get("words", []):
-            messages.error(request, error)
+            messages.error(request, str(error))
     else:
         messages.success(request, _("身份词表已保存，之后导入的投票按新词表标记。"))
     return redirect("chat:campaign-vote-leaks", pk=campaign.pk)

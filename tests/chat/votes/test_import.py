@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -113,7 +112,10 @@ def test_mt_bench_human_judgments_import_with_their_conversations():
     assert (first.outcome, second.outcome) == (Vote.Outcome.B, Vote.Outcome.TIE)
     assert (first.voter, first.voter_kind, first.turn) == ("author_2", "human", 1)
     # The same conversations on the same item: stored once and shared by both votes.
-    assert (first.dialogue_a_id, first.dialogue_b_id) == (second.dialogue_a_id, second.dialogue_b_id)
+    assert (first.dialogue_a_id, first.dialogue_b_id) == (
+        second.dialogue_a_id,
+        second.dialogue_b_id,
+    )
     dialogue = first.dialogue_b
     assert dialogue.backend.name == "gpt-3.5-turbo"
     assert dialogue.language == "en"
@@ -210,7 +212,14 @@ def without_language(record: dict[str, Any]) -> dict[str, Any]:
 
 ERRORS: list[tuple[str, bytes, dict[str, Any], int | None, str | None, str]] = [
     ("itself", (GOOD_PLAIN + "甲,甲,right\n").encode(), {}, 3, "right", "compared with itself"),
-    ("unknown winner", (GOOD_PLAIN + "甲,乙,model_a\n").encode(), {}, 3, "winner", "unknown winner"),
+    (
+        "unknown winner",
+        (GOOD_PLAIN + "甲,乙,model_a\n").encode(),
+        {},
+        3,
+        "winner",
+        "unknown winner",
+    ),
     ("empty system", (GOOD_PLAIN + ",乙,left\n").encode(), {}, 3, "left", "missing or empty"),
     ("blank system", (GOOD_PLAIN + "  ,乙,left\n").encode(), {}, 3, "left", "missing or empty"),
     (
@@ -322,15 +331,39 @@ ERRORS: list[tuple[str, bytes, dict[str, Any], int | None, str | None, str]] = [
         "conversation_a",
         "not a JSON list",
     ),
-    ("unknown voter kind in file", b"left,right,winner,voter_kind\nx,y,left,robot\n", {}, 2,
-     "voter_kind", "unknown voter kind"),
+    (
+        "unknown voter kind in file",
+        b"left,right,winner,voter_kind\nx,y,left,robot\n",
+        {},
+        2,
+        "voter_kind",
+        "unknown voter kind",
+    ),
     ("bad tstamp", jsonl(dict(ARENA[1], tstamp="yesterday")), {}, 1, "tstamp", "Unix seconds"),
-    ("unknown voter kind argument", GOOD_PLAIN.encode(), {"voter_kind": "robot"}, None,
-     "voter_kind", "unknown voter kind"),
-    ("unknown language argument", GOOD_PLAIN.encode(), {"language": "fr"}, None, "language",
-     "unknown language"),
-    ("unknown skill argument", GOOD_PLAIN.encode(), {"skill": "nope"}, None, "skill",
-     "unknown skill"),
+    (
+        "unknown voter kind argument",
+        GOOD_PLAIN.encode(),
+        {"voter_kind": "robot"},
+        None,
+        "voter_kind",
+        "unknown voter kind",
+    ),
+    (
+        "unknown language argument",
+        GOOD_PLAIN.encode(),
+        {"language": "fr"},
+        None,
+        "language",
+        "unknown language",
+    ),
+    (
+        "unknown skill argument",
+        GOOD_PLAIN.encode(),
+        {"skill": "nope"},
+        None,
+        "skill",
+        "unknown skill",
+    ),
 ]
 
 
@@ -393,7 +426,9 @@ def battle(answer_a: str, answer_b: str = "好的。", **extra: Any) -> dict[str
 def leaks(*records: dict[str, Any], study: str = "偏好") -> list[str]:
     run(jsonl(*records), study=study)
     return list(
-        Vote.objects.filter(campaign__name=study).order_by("pk").values_list("identity_leak", flat=True)
+        Vote.objects.filter(campaign__name=study)
+        .order_by("pk")
+        .values_list("identity_leak", flat=True)
     )
 
 
@@ -501,10 +536,14 @@ def test_export_then_import_gives_the_same_votes(fmt: str, as_csv: bool):
         source = Vote.objects.filter(campaign__name="原始").order_by("pk")
         again = Vote.objects.filter(campaign__name="副本").order_by("pk")
         for left, right in zip(source, again, strict=True):
-            assert left.voted_at == right.voted_at or abs(
-                left.voted_at.timestamp() - right.voted_at.timestamp()
-            ) < 1e-3
-            texts = [[t.text for t in d.turns.order_by("index")] for d in (left.dialogue_a, right.dialogue_a)]
+            assert (
+                left.voted_at == right.voted_at
+                or abs(left.voted_at.timestamp() - right.voted_at.timestamp()) < 1e-3
+            )
+            texts = [
+                [t.text for t in d.turns.order_by("index")]
+                for d in (left.dialogue_a, right.dialogue_a)
+            ]
             assert texts[0] == texts[1]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -102,7 +103,7 @@ def test_the_panel_uploads_and_reports_a_bad_line_precisely(researcher_client, s
 def test_the_panel_refuses_an_upload_into_a_collected_study(researcher_client):
     collected = CampaignFactory(name="采集", mode=Campaign.Mode.INTERACTIVE)
     page = researcher_client.get(reverse("chat:campaign-detail", args=[collected.pk]))
-    assert 'data-import-form' not in page.content.decode()
+    assert "data-import-form" not in page.content.decode()
     url = reverse("chat:campaign-votes-import", args=[collected.pk])
     form = {"voter_kind": "human", "language": "", "skill": "chitchat", "file": upload(GOOD)}
     refused = researcher_client.post(url, form)
@@ -111,8 +112,8 @@ def test_the_panel_refuses_an_upload_into_a_collected_study(researcher_client):
     assert Vote.objects.count() == 0
 
 
-def test_the_export_links_stream_both_layouts_and_file_types(researcher_client, study):
-    call_command("import_votes", str(_file(GOOD)), "--study", study.name)
+def test_the_export_links_stream_both_layouts_and_file_types(tmp_path, researcher_client, study):
+    call_command("import_votes", str(_file(GOOD, tmp_path / "votes.jsonl")), "--study", study.name)
     url = reverse("chat:campaign-votes-export", args=[study.pk])
     jsonl = researcher_client.get(url + "?format=fastchat&file=jsonl")
     assert jsonl["Content-Type"].startswith("application/x-ndjson")
@@ -128,8 +129,8 @@ def test_the_export_links_stream_both_layouts_and_file_types(researcher_client, 
     assert researcher_client.get(url + "?file=xlsx").status_code == 404
 
 
-def test_the_leak_page_lists_flagged_votes_with_word_and_reply(researcher_client, study):
-    call_command("import_votes", str(_file(GOOD)), "--study", study.name)
+def test_the_leak_page_lists_flagged_votes_with_word_and_reply(tmp_path, researcher_client, study):
+    call_command("import_votes", str(_file(GOOD, tmp_path / "votes.jsonl")), "--study", study.name)
     page = researcher_client.get(reverse("chat:campaign-vote-leaks", args=[study.pk]))
     assert page.status_code == 200
     html = page.content.decode()
@@ -139,10 +140,10 @@ def test_the_leak_page_lists_flagged_votes_with_word_and_reply(researcher_client
     assert "我是 chatgpt，由 openai 训练。" in rows.casefold()
 
 
-def test_the_leak_page_paginates(researcher_client, study):
+def test_the_leak_page_paginates(tmp_path, researcher_client, study):
     records = [dict(RECORDS[0], question_id=f"q{i}") for i in range(30)]
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-    call_command("import_votes", str(_file(text)), "--study", study.name)
+    call_command("import_votes", str(_file(text, tmp_path / "votes.jsonl")), "--study", study.name)
     url = reverse("chat:campaign-vote-leaks", args=[study.pk])
     first = researcher_client.get(url).content.decode()
     second = researcher_client.get(url + "?page=2").content.decode()
@@ -167,9 +168,7 @@ def test_the_identity_word_list_is_edited_on_the_leak_page(researcher_client, st
     assert study.identity_words == []
 
 
-def test_only_researchers_reach_the_vote_pages(
-    crowdworker_client, expert_client, client, study
-):
+def test_only_researchers_reach_the_vote_pages(crowdworker_client, expert_client, client, study):
     urls = [
         reverse("chat:campaign-votes-import", args=[study.pk]),
         reverse("chat:campaign-votes-export", args=[study.pk]),
@@ -206,7 +205,7 @@ def test_the_api_imports_and_names_the_bad_line(api):
     assert body == {
         "study": "新研究",
         "study_id": study.pk,
-        "source": VoteSource.objects.get().pk,
+        "source_id": VoteSource.objects.get().pk,
         "votes": 2,
         "dialogues": 4,
         "identity_leaks": 1,
@@ -221,8 +220,8 @@ def test_the_api_imports_and_names_the_bad_line(api):
     assert unknown.status_code == 400 and "voter_kind" in unknown.json()
 
 
-def test_the_api_lists_votes_with_filters(api, study):
-    call_command("import_votes", str(_file(GOOD)), "--study", study.name)
+def test_the_api_lists_votes_with_filters(tmp_path, api, study):
+    call_command("import_votes", str(_file(GOOD, tmp_path / "votes.jsonl")), "--study", study.name)
     url = reverse("api-vote-list")
     assert api.get(url).status_code == 400  # the study is required
     listed = api.get(url, {"study": study.pk}).json()
@@ -251,8 +250,8 @@ def test_the_api_lists_votes_with_filters(api, study):
     assert api.get(url, {"study": study.pk, "voter_kind": "robot"}).status_code == 400
 
 
-def test_the_api_exports_both_layouts(api, study):
-    call_command("import_votes", str(_file(GOOD)), "--study", study.name)
+def test_the_api_exports_both_layouts(tmp_path, api, study):
+    call_command("import_votes", str(_file(GOOD, tmp_path / "votes.jsonl")), "--study", study.name)
     url = reverse("api-vote-export")
     jsonl = api.get(url, {"study": study.pk})
     assert jsonl.status_code == 200
@@ -301,7 +300,9 @@ def test_the_commands_import_export_and_refuse_with_the_line(tmp_path, study):
     assert Vote.objects.count() == 0
     call_command("import_votes", str(_file(GOOD, tmp_path / "v.jsonl")), "--study", study.name)
     out = tmp_path / "out.csv"
-    call_command("export_votes", "--study", study.name, "--format", "plain", "--csv", "--output", str(out))
+    call_command(
+        "export_votes", "--study", study.name, "--format", "plain", "--csv", "--output", str(out)
+    )
     assert out.read_text(encoding="utf-8").splitlines()[1].startswith("q1,甲模型,乙模型,left")
     call_command("import_votes", str(out), "--study", "副本")
     assert Vote.objects.filter(campaign__name="副本").count() == 2
@@ -309,14 +310,6 @@ def test_the_commands_import_export_and_refuse_with_the_line(tmp_path, study):
         call_command("export_votes", "--study", "没有")
 
 
-def _file(text: str, path=None):
-    import tempfile
-    from pathlib import Path
-
-    if path is None:
-        handle = tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False, encoding="utf-8")
-        handle.write(text)
-        handle.close()
-        return Path(handle.name)
+def _file(text: str, path: Path) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
