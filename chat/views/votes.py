@@ -6,7 +6,6 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -71,9 +70,9 @@ def campaign_votes_import(request: AuthenticatedHttpRequest, pk: int) -> HttpRes
                     request,
                     _("未读取的字段：%(fields)s") % {"fields": ", ".join(result.ignored_fields)},
                 )
-            return redirect_after_form(
-                request, reverse("chat:campaign-detail", args=[campaign.pk]) + "#votes"
-            )
+            # No "#votes": a URL that differs from the page's only in its fragment would not
+            # reload it (the counts would stay as they were).
+            return redirect_after_form(request, "chat:campaign-detail", pk=campaign.pk)
     status = 400 if request.method == "POST" else 200
     context = {
         "campaign": campaign,
