@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -313,3 +314,41 @@ def test_the_commands_import_export_and_refuse_with_the_line(tmp_path, study):
 def _file(text: str, path: Path) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_the_vote_pages_in_english_show_no_chinese(tmp_path, researcher_client):
+    from tests.core.test_translations import untranslated_text
+
+    study = CampaignFactory(
+        name="votes-study", mode=Campaign.Mode.IMPORTED, status=Campaign.Status.DRAFT
+    )
+    ascii_records = [
+        dict(
+            RECORDS[0],
+            model_a="alpha",
+            model_b="beta",
+            language="English",
+            conversation_a=[
+                {"role": "user", "content": "Who are you?"},
+                {"role": "assistant", "content": "I am ChatGPT."},
+            ],
+            conversation_b=[
+                {"role": "user", "content": "Who are you?"},
+                {"role": "assistant", "content": "An assistant."},
+            ],
+        )
+    ]
+    text = "".join(json.dumps(r) + "\n" for r in ascii_records)
+    call_command("import_votes", str(_file(text, tmp_path / "v.jsonl")), "--study", study.name)
+    researcher_client.post(reverse("set_language"), {"language": "en", "next": "/"})
+    for name in ("chat:campaign-votes-import", "chat:campaign-vote-leaks"):
+        html = researcher_client.get(reverse(name, args=[study.pk])).content.decode()
+        assert '<html lang="en">' in html
+        # The default identity words are data: Chinese and Japanese names, shown as they are.
+        html = re.sub(r'<details id="default-identity-words">.*?</details>', "", html, flags=re.S)
+        assert not untranslated_text(html), untranslated_text(html)
+    bad = researcher_client.post(
+        reverse("chat:campaign-votes-import", args=[study.pk]),
+        {"voter_kind": "human", "skill": "chitchat", "file": upload(BAD)},
+    )
+    assert not untranslated_text(bad.content.decode())
