@@ -11,7 +11,7 @@ from tests.chat.factories import CampaignFactory
 from tests.conftest import make_user
 from tests.e2e.conftest import login, screenshot
 
-pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 
 def conv(answer: str) -> list[dict[str, str]]:
