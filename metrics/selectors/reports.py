@@ -144,7 +144,13 @@ def report_metric_runs() -> QuerySet[MetricRun]:
 
 
 def report_rating_jobs() -> QuerySet[RatingJob]:
-    return RatingJob.objects.select_related("campaign", "rubric").order_by("-created_at")
+    """Rating jobs with human scores to correlate: a pairwise job's answers are votes (the
+    report's pairwise section reads them), not scores."""
+    return (
+        RatingJob.objects.exclude(mode=RatingJob.Mode.PAIRWISE)
+        .select_related("campaign", "rubric")
+        .order_by("-created_at")
+    )
 
 
 def run_metric_names(*, runs: Iterable[MetricRun]) -> list[str]:

@@ -362,6 +362,45 @@ def _csv_value(value: Any) -> Any:
     return f"{value:.4f}" if isinstance(value, float) else value
 
 
+# --- a pairwise rating job's page ------------------------------------------------------------------
+
+
+def job_pairwise_summary(
+    *, campaign_id: int, source_id: int, include_excluded: bool = False, rounds: int = 200
+) -> dict[str, Any]:
+    """A pairwise (ACUTE-style) rating job's votes: a leaderboard per question and the raters'
+    agreement (MT-Bench's, with and without ties); votes of raters excluded by quality control
+    are left out (and counted) unless ``include_excluded``."""
+    rows = vote_selectors.vote_rows(
+        campaign_ids=[campaign_id],
+        voters="humans",
+        include_excluded=include_excluded,
+        include_identity_leaks=True,
+        source_id=source_id,
+    )
+    by_question: dict[str, list[PairwiseVote]] = defaultdict(list)
+    for row in rows.votes:
+        by_question[row.vote.question].append(row.vote)
+    options = {**PAIRWISE_DEFAULTS, "include_excluded": include_excluded}
+    boards, problems = [], []
+    for question in sorted(by_question):
+        try:
+            board = leaderboard(by_question[question], options=options, rounds=rounds, question=question)
+        except PairwiseDataError as exc:
+            problems.append(f"{question or 'overall'}: {exc}")
+            continue
+        board.pop("replicates", None)
+        boards.append(board)
+    plain = [row.vote for row in rows.votes]
+    return {
+        "votes": len(plain),
+        "left_out": rows.left_out,
+        "leaderboards": boards,
+        "notes": problems,
+        "agreement": _agreement_rows(agreement.human_agreement(plain, samples=rounds)),
+    }
+
+
 # --- the report section -------------------------------------------------------------------------
 
 
