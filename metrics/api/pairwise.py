@@ -38,7 +38,7 @@ class RankingQuery(serializers.Serializer):
     anchor_rating = serializers.FloatField(
         min_value=-pairwise.MAX_RATING, max_value=pairwise.MAX_RATING, required=False
     )
-    format = serializers.ChoiceField(choices=("json", "csv"), default="json")
+    output = serializers.ChoiceField(choices=("json", "csv"), default="json")
 
     def validate(self, attrs: dict) -> dict:
         if ("anchor_system" in attrs) != ("anchor_rating" in attrs):
@@ -54,7 +54,7 @@ class PairwiseRankingApi(APIView):
         responses={
             200: OpenApiResponse(
                 description="The leaderboard (best first) with intervals, ranks, matrices, "
-                "separations and the signature; format=csv gives system,rating,lower,upper,rank,"
+                "separations and the signature; output=csv gives system,rating,lower,upper,rank,"
                 "rank_lower,rank_upper,votes,se,elo"
             ),
             400: refused("Bad options or votes that cannot be ranked"),
@@ -82,7 +82,7 @@ class PairwiseRankingApi(APIView):
             anchor=anchor,
         )
         board.pop("replicates", None)
-        if options["format"] == "csv":
+        if options["output"] == "csv":
             response = HttpResponse(pairwise.leaderboard_csv(board), content_type="text/csv")
             response["Content-Disposition"] = (
                 f'attachment; filename="study-{campaign.pk}-pairwise-ranking.csv"'

@@ -185,8 +185,12 @@ def leaderboard(
             anchor=anchor,
             interval=interval,
         )
-    except ValueError as exc:  # a battle graph in pieces: named by the kernel
-        raise PairwiseDataError(str(exc)) from None
+    except bt.DisconnectedVotes as exc:
+        listed = "; ".join("{" + ", ".join(systems[i] for i in group) + "}" for group in exc.groups)
+        raise PairwiseDataError(
+            f"no vote links these groups of systems, so their ratings cannot be compared: "
+            f"{listed}; add votes between the groups or rank them apart"
+        ) from None
     elo = bt.online_elo(a, b, outcome, len(systems))
     order = np.argsort(-result.ratings, kind="stable")
     rows = [
