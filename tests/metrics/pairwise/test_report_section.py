@@ -161,3 +161,18 @@ def test_the_ranking_section_is_the_services_one():
          "seed": 0, "pairwise": pairwise.PAIRWISE_DEFAULTS}
     )
     assert section is not None and section["leaderboards"][0]["interval"] == "sandwich"
+
+
+def test_the_ranking_page_and_the_pairwise_section_read_in_english(researcher_client):
+    from tests.core.test_translations import untranslated_text
+
+    campaign = arena_study(items=20)
+    run = _length_run(campaign)
+    report = _computed({"metric_runs": [run.pk], "pairwise": {}, "bootstrap": 20})
+    researcher_client.post(reverse("set_language"), {"language": "en", "next": "/"})
+    for url in (
+        reverse("metrics:study-ranking", args=[campaign.pk]),
+        reverse("metrics:report-detail", args=[report.pk]),
+    ):
+        html = researcher_client.get(url).content.decode()
+        assert not untranslated_text(html), url
