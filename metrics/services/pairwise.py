@@ -481,7 +481,14 @@ def pairwise_report_section(config: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _agreement_rows(results: list[agreement.Agreement], **extra: Any) -> list[dict[str, Any]]:
-    return [{**extra, **asdict(result)} for result in results]
+    """The kernel's rows; the pooled ones (``question`` None) only when there are several
+    questions to pool (with one they repeat it)."""
+    questions = {result.question for result in results if result.question is not None}
+    return [
+        {**extra, **asdict(result)}
+        for result in results
+        if result.question is not None or len(questions) > 1
+    ]
 
 
 def _agreement(
