@@ -34,8 +34,9 @@ def register(panel: JobPanel) -> None:
     _panels[panel.name] = panel
 
 
-def unregister(name: str) -> None:
-    _panels.pop(name, None)
+def unregister(name: str) -> JobPanel | None:
+    """Remove a panel; returns it (a test puts it back with :func:`register`)."""
+    return _panels.pop(name, None)
 
 
 def panels_for(request: HttpRequest, job: RatingJob) -> list[dict[str, object]]:

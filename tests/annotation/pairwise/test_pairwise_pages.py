@@ -72,7 +72,14 @@ def test_the_job_page_shows_votes_onboarding_and_the_panel_slot(client):
     client.force_login(researcher)
     url = reverse("annotation:job-detail", args=[job.pk])
     html = client.get(url).content.decode()
-    assert 'id="pairwise-raters"' in html and 'id="job-panels-none"' in html
+    # metrics registers its ranking and agreement panel for pairwise jobs (metrics.apps).
+    assert 'id="pairwise-raters"' in html and 'id="job-panel-pairwise"' in html
+    metrics_panel = job_panels.unregister("pairwise")
+    try:
+        assert 'id="job-panels-none"' in client.get(url).content.decode()
+    finally:
+        assert metrics_panel is not None
+        job_panels.register(metrics_panel)
     job_panels.register(
         job_panels.JobPanel(
             name="ranking",
