@@ -24,8 +24,7 @@ def arena_lines(*, items: int = 60, voters: int = 3, seed: int = 7) -> list[dict
         a, b = rng.sample(names, 2)
         prompt = f"Question {item}: tell me about topic {item}."
         answers = {
-            name: "answer " + "detail " * (3 + round(3 * (STRENGTHS[name] + 1)))
-            for name in (a, b)
+            name: "answer " + "detail " * (3 + round(3 * (STRENGTHS[name] + 1))) for name in (a, b)
         }
         p = 1 / (1 + math.exp(-(STRENGTHS[a] - STRENGTHS[b]) * 1.5))
         for voter in range(voters):

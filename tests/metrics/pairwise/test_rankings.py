@@ -70,13 +70,17 @@ def test_several_questions_need_a_choice_naming_them():
 
 
 def test_a_system_that_never_loses_is_ranked_with_a_prior_the_signature_names():
-    lines = [
-        {"model_a": "top", "model_b": "mid", "winner": "model_a", "question_id": i}
-        for i in range(5)
-    ] + [
-        {"model_a": "mid", "model_b": "low", "winner": "model_a", "question_id": 10 + i}
-        for i in range(3)
-    ] + [{"model_a": "low", "model_b": "mid", "winner": "model_a", "question_id": 20}]
+    lines = (
+        [
+            {"model_a": "top", "model_b": "mid", "winner": "model_a", "question_id": i}
+            for i in range(5)
+        ]
+        + [
+            {"model_a": "mid", "model_b": "low", "winner": "model_a", "question_id": 10 + i}
+            for i in range(3)
+        ]
+        + [{"model_a": "low", "model_b": "mid", "winner": "model_a", "question_id": 20}]
+    )
     campaign = import_lines(lines)
     board = pairwise.rank_pairwise(campaign_ids=[campaign.pk], rounds=0)
     assert board["prior"] is not None
@@ -109,14 +113,38 @@ def test_an_anchor_fixes_one_system_and_must_have_votes():
 def test_judge_votes_per_order_or_combined_by_the_conservative_rule():
     lines = [
         # The judge prefers x in one order and y in the other: conservative → one tie.
-        {"model_a": "x", "model_b": "y", "winner": "model_a", "question_id": 1,
-         "judge": "judge:j-v1", "voter_kind": "judge"},
-        {"model_a": "y", "model_b": "x", "winner": "model_a", "question_id": 1,
-         "judge": "judge:j-v1", "voter_kind": "judge"},
-        {"model_a": "x", "model_b": "y", "winner": "model_a", "question_id": 2,
-         "judge": "judge:j-v1", "voter_kind": "judge"},
-        {"model_a": "y", "model_b": "x", "winner": "model_b", "question_id": 2,
-         "judge": "judge:j-v1", "voter_kind": "judge"},
+        {
+            "model_a": "x",
+            "model_b": "y",
+            "winner": "model_a",
+            "question_id": 1,
+            "judge": "judge:j-v1",
+            "voter_kind": "judge",
+        },
+        {
+            "model_a": "y",
+            "model_b": "x",
+            "winner": "model_a",
+            "question_id": 1,
+            "judge": "judge:j-v1",
+            "voter_kind": "judge",
+        },
+        {
+            "model_a": "x",
+            "model_b": "y",
+            "winner": "model_a",
+            "question_id": 2,
+            "judge": "judge:j-v1",
+            "voter_kind": "judge",
+        },
+        {
+            "model_a": "y",
+            "model_b": "x",
+            "winner": "model_b",
+            "question_id": 2,
+            "judge": "judge:j-v1",
+            "voter_kind": "judge",
+        },
     ]
     campaign = import_lines(lines)
     per_order = pairwise.rank_pairwise(campaign_ids=[campaign.pk], voters="judge:j", rounds=0)
@@ -133,6 +161,13 @@ def test_the_leaderboard_csv_has_the_documented_columns():
     board = pairwise.rank_pairwise(campaign_ids=[campaign.pk], rounds=50)
     rows = list(csv.DictReader(io.StringIO(pairwise.leaderboard_csv(board))))
     assert list(rows[0])[:8] == [
-        "system", "rating", "lower", "upper", "rank", "rank_lower", "rank_upper", "votes"
+        "system",
+        "rating",
+        "lower",
+        "upper",
+        "rank",
+        "rank_lower",
+        "rank_upper",
+        "votes",
     ]
     assert len(rows) == 4

@@ -58,9 +58,7 @@ def test_a_pairwise_report_without_rating_jobs_has_every_part_and_file():
 
     # Each metric's accuracy equals the kernel on the votes and the two replies' scores.
     votes = list(Vote.objects.filter(campaign=campaign).order_by("voted_at", "pk"))
-    scores = {
-        s.dialogue_id: s.value for s in run.scores.filter(metric="length", level="dialogue")
-    }
+    scores = {s.dialogue_id: s.value for s in run.scores.filter(metric="length", level="dialogue")}
     codes = {"a": 0, "b": 1, "tie": 2, "both_bad": 3}
     human = np.array([codes[v.outcome] for v in votes])
     a = np.array([scores[v.dialogue_a_id] for v in votes])
@@ -77,7 +75,11 @@ def test_a_pairwise_report_without_rating_jobs_has_every_part_and_file():
     names = set(section["files"])
     assert {"pairwise_leaderboard.csv", "pairwise.xlsx", "pairwise.tex", "pairwise.json"} <= names
     client_files = {name: (report.files_dir + "/" + name) for name in names}
-    table = list(csv.DictReader(io.StringIO(open(client_files["pairwise_leaderboard.csv"], encoding="utf-8-sig").read())))
+    table = list(
+        csv.DictReader(
+            io.StringIO(open(client_files["pairwise_leaderboard.csv"], encoding="utf-8-sig").read())
+        )
+    )
     assert [row["system"] for row in table][0] == "alpha-bot"
     book = load_workbook(client_files["pairwise.xlsx"])
     assert {"leaderboard", "accuracy", "agreement", "win_rates"} <= set(book.sheetnames)
@@ -123,7 +125,9 @@ def test_the_page_api_and_files_show_the_section(researcher_client):
 def test_the_ranking_command_writes_the_leaderboard(tmp_path):
     campaign = arena_study(items=20)
     out = tmp_path / "ranking.csv"
-    call_command("rank_pairwise", "--study", campaign.name, "--bootstrap", "100", "--output", str(out))
+    call_command(
+        "rank_pairwise", "--study", campaign.name, "--bootstrap", "100", "--output", str(out)
+    )
     rows = list(csv.DictReader(out.open(encoding="utf-8")))
     assert len(rows) == 4 and rows[0]["rank"] == "1"
     from django.core.management.base import CommandError
@@ -157,8 +161,14 @@ def test_the_ranking_section_is_the_services_one():
     campaign = arena_study(items=20)
     run = _length_run(campaign)
     section = pairwise.pairwise_report_section(
-        {"metric_runs": [run.pk], "rating_jobs": [], "metrics": ["length"], "bootstrap": 0,
-         "seed": 0, "pairwise": pairwise.PAIRWISE_DEFAULTS}
+        {
+            "metric_runs": [run.pk],
+            "rating_jobs": [],
+            "metrics": ["length"],
+            "bootstrap": 0,
+            "seed": 0,
+            "pairwise": pairwise.PAIRWISE_DEFAULTS,
+        }
     )
     assert section is not None and section["leaderboards"][0]["interval"] == "sandwich"
 
