@@ -366,7 +366,7 @@ def _csv_value(value: Any) -> Any:
     return f"{value:.4f}" if isinstance(value, float) else value
 
 
-# --- a pairwise rating job's page ------------------------------------------------------------------
+# --- a pairwise rating job's page -------------------------------------------------------------
 
 
 def job_pairwise_summary(
@@ -389,7 +389,9 @@ def job_pairwise_summary(
     boards, problems = [], []
     for question in sorted(by_question):
         try:
-            board = leaderboard(by_question[question], options=options, rounds=rounds, question=question)
+            board = leaderboard(
+                by_question[question], options=options, rounds=rounds, question=question
+            )
         except PairwiseDataError as exc:
             problems.append(f"{question or 'overall'}: {exc}")
             continue

@@ -22,7 +22,10 @@ class RankingOptions(forms.Form):
     voters = forms.ChoiceField(label=_("投票者"), required=False)
     question = forms.ChoiceField(label=_("问题"), required=False)
     bootstrap = forms.IntegerField(
-        label=_("Bootstrap 轮数"), min_value=0, max_value=pairwise.MAX_ROUNDS, initial=1000,
+        label=_("Bootstrap 轮数"),
+        min_value=0,
+        max_value=pairwise.MAX_ROUNDS,
+        initial=1000,
         required=False,
     )
     include_identity_leaks = forms.BooleanField(label=_("计入泄露模型身份的投票"), required=False)
@@ -44,7 +47,8 @@ class RankingOptions(forms.Form):
             ("all", _("全部（人工与裁判）")),
         ]
         self.fields["question"].choices = [  # type: ignore[attr-defined]  # a ChoiceField
-            (question, question or _("总体")) for question in vote_selectors.vote_questions(campaign_ids)
+            (question, question or _("总体"))
+            for question in vote_selectors.vote_questions(campaign_ids)
         ]
 
 
@@ -70,7 +74,9 @@ def study_ranking(request: HttpRequest, pk: int) -> HttpResponse:
     form = RankingOptions(request.GET or None, campaign_ids=[campaign.pk])
     options: dict[str, Any] = {}
     if form.is_bound and form.is_valid():
-        options = {key: value for key, value in form.cleaned_data.items() if value not in ("", None)}
+        options = {
+            key: value for key, value in form.cleaned_data.items() if value not in ("", None)
+        }
     board = error = None
     if vote_selectors.study_has_votes([campaign.pk]):
         try:

@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ from openpyxl import load_workbook
 
 from chat.models import Dialogue, Turn, Vote
 from metrics.analysis import pairwise_accuracy
-from metrics.models import JobStatus, Report
+from metrics.models import JobStatus
 from metrics.services import pairwise
 from metrics.services.reports import ReportConfigError, report_compute, report_create
 from tests.downloads import streamed_bytes
@@ -74,16 +75,13 @@ def test_a_pairwise_report_without_rating_jobs_has_every_part_and_file():
 
     names = set(section["files"])
     assert {"pairwise_leaderboard.csv", "pairwise.xlsx", "pairwise.tex", "pairwise.json"} <= names
-    client_files = {name: (report.files_dir + "/" + name) for name in names}
-    table = list(
-        csv.DictReader(
-            io.StringIO(open(client_files["pairwise_leaderboard.csv"], encoding="utf-8-sig").read())
-        )
-    )
+    client_files = {name: Path(report.files_dir) / name for name in names}
+    leaderboard_text = client_files["pairwise_leaderboard.csv"].read_text(encoding="utf-8-sig")
+    table = list(csv.DictReader(io.StringIO(leaderboard_text)))
     assert [row["system"] for row in table][0] == "alpha-bot"
     book = load_workbook(client_files["pairwise.xlsx"])
     assert {"leaderboard", "accuracy", "agreement", "win_rates"} <= set(book.sheetnames)
-    tex = open(client_files["pairwise.tex"], encoding="utf-8").read()
+    tex = client_files["pairwise.tex"].read_text(encoding="utf-8")
     assert "alpha-bot" in tex and r"\toprule" in tex
     with zipfile.ZipFile(report.files_dir + "/report.zip") as archive:
         assert "pairwise_accuracy.csv" in archive.namelist()
