@@ -284,7 +284,9 @@ class Campaign(WorkspaceOwned):
     opening_seed = models.IntegerField(default=0)
     # Side-by-side mode: when the worker votes, whether the systems' names are shown after the
     # vote (Chatbot Arena) or never (the research default), and how the pair is chosen.
-    vote_timing = models.CharField(max_length=10, choices=VoteTiming.choices, default=VoteTiming.TURN)
+    vote_timing = models.CharField(
+        max_length=10, choices=VoteTiming.choices, default=VoteTiming.TURN
+    )
     reveal_after_vote = models.BooleanField(default=False)
     pairing = models.CharField(max_length=10, choices=Pairing.choices, default=Pairing.UNIFORM)
     created_by = models.ForeignKey(

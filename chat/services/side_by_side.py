@@ -77,7 +77,9 @@ def partners_abandon(*, campaign: Campaign) -> int:
                 campaign=campaign,
                 status=Dialogue.Status.IN_PROGRESS,
                 **{f"{side}__{other}__status": Dialogue.Status.ABANDONED},
-            ).values_list("pk", f"{side}__{other}__abandon_reason", f"{side}__{other}__abandon_note")
+            ).values_list(
+                "pk", f"{side}__{other}__abandon_reason", f"{side}__{other}__abandon_note"
+            )
         )
         for pk, reason, note in rows:
             changed += Dialogue.objects.filter(pk=pk, status=Dialogue.Status.IN_PROGRESS).update(
@@ -321,9 +323,7 @@ def side_by_side_recollect(
     """Re-collect a rejected conversation: both sides, same pair, scenario, opening and order
     (`recollect` is scenario assignment's single-dialogue re-collection). Calling it again
     while the re-collection is in progress returns that one."""
-    existing = conversation.recollections.filter(
-        left__status=Dialogue.Status.IN_PROGRESS
-    ).first()
+    existing = conversation.recollections.filter(left__status=Dialogue.Status.IN_PROGRESS).first()
     if existing is not None:
         return existing
     left = recollect(conversation.left)

@@ -124,7 +124,9 @@ def conversation_state(
     left_turns: list[Turn] | None = None,
     right_turns: list[Turn] | None = None,
 ) -> ConversationState:
-    left_turns = left_turns if left_turns is not None else chat_turns(dialogue_id=conversation.left_id)
+    left_turns = (
+        left_turns if left_turns is not None else chat_turns(dialogue_id=conversation.left_id)
+    )
     right_turns = (
         right_turns if right_turns is not None else chat_turns(dialogue_id=conversation.right_id)
     )
@@ -133,7 +135,9 @@ def conversation_state(
     voted = _voted_turns(conversation)
     campaign = conversation.campaign
     over = (
-        bool(voted) if campaign.vote_timing == Campaign.VoteTiming.END else left.status != "in_progress"
+        bool(voted)
+        if campaign.vote_timing == Campaign.VoteTiming.END
+        else left.status != "in_progress"
     )
     return ConversationState(
         left=left,
@@ -173,9 +177,7 @@ def side_by_side_post(
 
 
 def _vote_source(campaign: Campaign) -> VoteSource:
-    source = VoteSource.objects.filter(
-        campaign=campaign, kind=VoteSource.Kind.SIDE_BY_SIDE
-    ).first()
+    source = VoteSource.objects.filter(campaign=campaign, kind=VoteSource.Kind.SIDE_BY_SIDE).first()
     if source is not None:
         return source
     # Once per campaign: its row lock keeps two first votes from making two sources.

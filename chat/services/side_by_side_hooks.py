@@ -4,7 +4,8 @@ Chat sits below metrics (docs/architecture.md), yet adaptive pairing and the cam
 leaderboard need the Bradley–Terry fit of `metrics.analysis.bradley_terry`. Metrics registers a
 `RankingProvider` here in its `AppConfig.ready` (as judges register their chunk handler with
 metrics); chat only calls it. Chat applies eq. 9 itself (`chat.pairing`), from its counts and
-the provider's variances; without a provider, from the pairs' own variances, and the page shows no leaderboard.
+the provider's variances; without a provider, from the pairs' own variances, and the page
+shows no leaderboard.
 
 A provider receives the campaign's systems (backend ids) and its side-by-side votes as
 ``(system_a, system_b, outcome)`` with `chat.models.Vote.Outcome` values, identity leaks and

@@ -37,8 +37,8 @@ from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 from chat.models import Dialogue, Participant
 from chat.selectors import collection as selectors
 from chat.services import campaigns, replies, scenario_assignment
-from chat.services import side_by_side_chat as sbs_services
 from chat.services import collection as services
+from chat.services import side_by_side_chat as sbs_services
 from chat.services.db_threads import in_db_thread
 from core.access import Role, has_role, role_required
 from core.http import HtmxHttpRequest, wants_event_stream

@@ -26,6 +26,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import reswap, retarget
 
 from chat.models import Campaign, Dialogue, SideBySide
 from chat.selectors import collection as selectors
@@ -351,7 +352,9 @@ async def side_by_side_vote(request: HtmxHttpRequest, pk: int) -> HttpResponse:
                 html = render_to_string(
                     PARTS + "#composer-error", {"errors": [str(exc)]}, request=request
                 )
-                return HttpResponse(html, status=422)
+                return reswap(
+                    retarget(HttpResponse(html, status=422), "#composer-error"), "outerHTML"
+                )
             messages.error(request, str(exc))
             return redirect("chat:sbs-page", pk=pk)
         if not request.htmx:
@@ -374,7 +377,9 @@ async def side_by_side_grounding(request: HtmxHttpRequest, pk: int) -> HttpRespo
                 html = render_to_string(
                     PARTS + "#composer-error", {"errors": [str(exc)]}, request=request
                 )
-                return HttpResponse(html, status=422)
+                return reswap(
+                    retarget(HttpResponse(html, status=422), "#composer-error"), "outerHTML"
+                )
             messages.error(request, str(exc))
             return redirect("chat:sbs-page", pk=pk)
         if not request.htmx:
