@@ -54,7 +54,9 @@ def _conversation(campaign: Campaign, name: str = "w") -> tuple[Participant, Sid
     return participant, SideBySide.objects.get(left=left)
 
 
-def _answer(conversation: SideBySide, left_text: str = "好的。", right_text: str = "没问题。") -> None:
+def _answer(
+    conversation: SideBySide, left_text: str = "好的。", right_text: str = "没问题。"
+) -> None:
     for dialogue, text in ((conversation.left, left_text), (conversation.right, right_text)):
         last = dialogue.turns.order_by("-index").first()
         Turn.objects.create(
@@ -195,9 +197,7 @@ def test_abandoning_or_timing_out_one_side_ends_both() -> None:
     assert conversation.right.abandon_reason == "unfamiliar"
 
     _, other = _conversation(campaign, "late")
-    Dialogue.objects.filter(pk=other.left_id).update(
-        updated_at=timezone.now() - timedelta(hours=2)
-    )
+    Dialogue.objects.filter(pk=other.left_id).update(updated_at=timezone.now() - timedelta(hours=2))
     released = scenario_assignment.scenario_holds_release_expired(campaign=campaign)
     assert released == 2
     assert set(
