@@ -44,6 +44,18 @@ def _report_figures() -> dict[str, Any]:
     return font_status().as_dict()
 
 
+def _side_by_side_variances(systems: Any, votes: Any) -> Any:
+    from metrics.services.side_by_side_ranking import side_by_side_variances
+
+    return side_by_side_variances(systems, votes)
+
+
+def _side_by_side_leaderboard(systems: Any, votes: Any) -> Any:
+    from metrics.services.side_by_side_ranking import side_by_side_leaderboard
+
+    return side_by_side_leaderboard(systems, votes)
+
+
 class MetricsConfig(AppConfig):
     name = "metrics"
 
@@ -51,6 +63,15 @@ class MetricsConfig(AppConfig):
         from core.health import register_feature_check
 
         register_feature_check("report_figures", _report_figures)
+
+        # Side-by-side campaigns (chat) rank and pair their systems with the Bradley–Terry fit.
+        from chat.services.side_by_side_hooks import RankingProvider, register_ranking_provider
+
+        register_ranking_provider(
+            RankingProvider(
+                variances=_side_by_side_variances, leaderboard=_side_by_side_leaderboard
+            )
+        )
 
         from core.jobs import register_job_kind
         from metrics.models import FollowupSelection, MetricRunChunk, Report, TrainedDiscriminator

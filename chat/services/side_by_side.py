@@ -41,7 +41,7 @@ from chat.models import (
     VoteSource,
 )
 from chat.services.openings import opening_pick, opening_turn_create
-from chat.services.side_by_side_hooks import ranking_provider
+from chat.services.side_by_side_hooks import Leaderboard, ranking_provider
 
 # A vote's outcome as the share of a win for the pair's first (smaller id) system.
 _SHARE_A = {
@@ -134,7 +134,7 @@ def pair_variances(*, campaign: Campaign, systems: list[int]) -> dict[pairing.Pa
     key = f"sbs-variances:{campaign.pk}:{bucket}:{','.join(map(str, systems))}"
     cached = cache.get(key)
     if cached is not None:
-        return {tuple(pair): value for pair, value in cached}  # type: ignore[misc]
+        return {(pair[0], pair[1]): value for pair, value in cached}
     votes = _votes(campaign)
     provider = ranking_provider()
     variances = provider.variances(systems, votes) if provider is not None else None
@@ -335,3 +335,28 @@ def side_by_side_recollect(
         swapped=conversation.swapped,
         recollection_of=conversation,
     )
+
+
+@dataclass(frozen=True)
+class CampaignLeaderboard:
+    board: Leaderboard | None  # None: no provider, or the votes do not allow a fit yet
+    names: dict[int, str]  # backend id → name (the researcher's page)
+    votes: int  # side-by-side votes kept for ranking (identity leaks and exclusions left out)
+    leaks: int  # votes left out for an identity leak
+
+
+def side_by_side_leaderboard(*, campaign: Campaign) -> CampaignLeaderboard:
+    """The campaign's live leaderboard from the registered provider, fitted again only when the
+    number of votes changed (cached by that number: the campaign page polls it)."""
+    systems = sorted(campaign.campaign_backends.values_list("backend_id", flat=True))
+    names = dict(campaign.campaign_backends.values_list("backend_id", "backend__name").order_by())
+    all_votes = Vote.objects.filter(campaign=campaign, source__kind=VoteSource.Kind.SIDE_BY_SIDE)
+    leaks = all_votes.exclude(identity_leak="").count()
+    votes = _votes(campaign)
+    provider = ranking_provider()
+    key = f"sbs-board:{campaign.pk}:{len(votes)}:{leaks}:{','.join(map(str, systems))}"
+    board = cache.get(key)
+    if board is None and provider is not None:
+        board = provider.leaderboard(systems, votes)
+        cache.set(key, board, timeout=3600)
+    return CampaignLeaderboard(board=board, names=names, votes=len(votes), leaks=leaks)

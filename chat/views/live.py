@@ -17,7 +17,7 @@ import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from concurrent.futures import Future
 from contextlib import aclosing
-from functools import wraps
+from functools import partial, wraps
 from typing import Any
 
 from django.contrib import messages
@@ -511,14 +511,8 @@ async def _reply_events(
                 yield f"id: {event.cursor}\nevent: {prefix}saved\ndata: {payload}\n\n"
             else:
                 context = {**_failure_context(dialogue.pk, event), **(extra or {})}
-                html = await in_db_thread(
-                    _in_request_language,
-                    request,
-                    render_to_string,
-                    failed_template,
-                    context,
-                    request=request,
-                )
+                render_failed = partial(render_to_string, failed_template, context, request=request)
+                html = await in_db_thread(_in_request_language, request, render_failed)
                 yield _sse(prefix + "failed", {"html": html}, event.cursor)
 
 

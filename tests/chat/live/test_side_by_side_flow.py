@@ -3,7 +3,6 @@ response, and no system's name, model or alias reaches any response of the live 
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -67,16 +66,6 @@ def _no_secret(body: str, where: str) -> None:
         assert secret.casefold() not in body.casefold(), f"{secret} in {where}"
 
 
-def _events(raw: str) -> list[tuple[str, Any, float]]:
-    out = []
-    for block in raw.split("\n\n"):
-        if not block.strip():
-            continue
-        fields = dict(line.split(": ", 1) for line in block.split("\n") if ": " in line)
-        out.append((fields["event"], json.loads(fields["data"]), 0.0))
-    return out
-
-
 async def _send(
     client: httpx.AsyncClient, pk: int, text: str
 ) -> tuple[str, list[tuple[str, float]]]:
@@ -115,7 +104,7 @@ def test_both_sides_stream_at_once_and_no_identity_leaves(asgi_server: ServerThr
                 _no_secret(raw, "the send's stream")
                 names = [name for name, _ in arrivals]
                 assert names[0] == "sent" and names[-1] == "controls"
-                first = {n: t for n, t in reversed(arrivals)}
+                first = dict(reversed(arrivals))
                 # Both columns stream at once: each side's first chunk before either is saved.
                 saved = min(first["a:saved"], first["b:saved"])
                 assert first["a:chunk"] < saved and first["b:chunk"] < saved

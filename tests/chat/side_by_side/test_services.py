@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from annotation.services.review import review_submit
-from chat.models import Campaign, CampaignBackend, Dialogue, Participant, SideBySide, Turn, Vote
+from chat.models import Campaign, CampaignBackend, Dialogue, Participant, SideBySide, Turn
 from chat.services import scenario_assignment
 from chat.services import side_by_side_chat as sbs
 from chat.services.collection import CollectionError
