@@ -719,7 +719,9 @@ def run_scenario(sc: Scenario, *, count_ops: bool) -> dict[str, object]:
     ports = [free_port() for _ in range(sc.web)]
     webs = [start_web(port) for port in ports]
     bases = [f"http://127.0.0.1:{port}" for port in ports]
-    chat_worker = start_chat_worker(max(8, sc.workers)) if uses_workers() else None
+    # As many replies at once as the clients can ask for (two a turn side by side).
+    replies_at_once = sc.workers * (2 if sc.side_by_side else 1)
+    chat_worker = start_chat_worker(max(8, replies_at_once)) if uses_workers() else None
     pids = {f"web{i + 1}": web.pid for i, web in enumerate(webs)}
     if chat_worker is not None:
         pids["chat worker"] = chat_worker.pid
@@ -735,7 +737,8 @@ def run_scenario(sc: Scenario, *, count_ops: bool) -> dict[str, object]:
 
             wait_for(up, f"uvicorn at {base}")
             # Import every view in every process first.
-            httpx.get(f"{base}/chat/work/dialogues/0/", cookies=study.cookies[0], timeout=120)
+            for page in ("dialogues", "side-by-side"):
+                httpx.get(f"{base}/chat/work/{page}/0/", cookies=study.cookies[0], timeout=120)
         if chat_worker is not None:
             from chat.services.reply_worker import workers_alive
 
