@@ -37,7 +37,7 @@ from django.utils.translation import gettext as _
 
 from chat.models import Campaign, Dialogue, Participant, Sample
 from chat.services import side_by_side
-from chat.services.openings import opening_pick, opening_turn_create
+from chat.services.openings import dialogue_start, opening_pick, opening_turn_create
 from core.errors import ServiceError
 
 # Statuses that hold a slot (in progress only while its reservation is live).
@@ -289,20 +289,13 @@ def scenario_assign_next(
         worker_id=worker_id,
         holding=_holding_slot(campaign, now),
     )
-    dialogue = Dialogue.objects.create(
+    return dialogue_start(
         campaign=campaign,
         backend_id=slot.backend_id,
-        scenario=sample,
-        opening=opening,
-        skill_id=sample.skill_id,
-        language=sample.dataset.language,
+        sample=sample,
         worker_id=worker_id,
-        status=Dialogue.Status.IN_PROGRESS,
-        grounding=sample.grounding,
+        opening=opening,
     )
-    if opening is not None:
-        opening_turn_create(dialogue=dialogue, opening=opening)
-    return dialogue
 
 
 WORKER_ABANDON_REASONS = (

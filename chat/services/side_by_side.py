@@ -33,14 +33,13 @@ from django.utils import timezone
 from chat import pairing
 from chat.models import (
     Campaign,
-    CampaignOpening,
     Dialogue,
     Sample,
     SideBySide,
     Vote,
     VoteSource,
 )
-from chat.services.openings import opening_pick, opening_turn_create
+from chat.services.openings import dialogue_start, opening_pick
 from chat.services.side_by_side_hooks import Leaderboard, ranking_provider
 
 # A vote's outcome as the share of a win for the pair's first (smaller id) system.
@@ -286,35 +285,18 @@ def side_by_side_create_next(
         campaign=campaign, backend_id=left_id, worker_id=worker_id, holding=holding
     )
     sides = [
-        _dialogue_create(campaign, backend_id, sample, worker_id, opening)
+        dialogue_start(
+            campaign=campaign,
+            backend_id=backend_id,
+            sample=sample,
+            worker_id=worker_id,
+            opening=opening,
+        )
         for backend_id in (left_id, right_id)
     ]
     return SideBySide.objects.create(
         campaign=campaign, left=sides[0], right=sides[1], swapped=swapped
     )
-
-
-def _dialogue_create(
-    campaign: Campaign,
-    backend_id: int,
-    sample: Sample,
-    worker_id: int,
-    opening: CampaignOpening | None,
-) -> Dialogue:
-    dialogue = Dialogue.objects.create(
-        campaign=campaign,
-        backend_id=backend_id,
-        scenario=sample,
-        opening=opening,
-        skill_id=sample.skill_id,
-        language=sample.dataset.language,
-        worker_id=worker_id,
-        status=Dialogue.Status.IN_PROGRESS,
-        grounding=sample.grounding,
-    )
-    if opening is not None:
-        opening_turn_create(dialogue=dialogue, opening=opening)
-    return dialogue
 
 
 def side_by_side_recollect(

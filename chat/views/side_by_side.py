@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from typing import Any
 
@@ -336,57 +336,53 @@ async def side_by_side_retry(request: HtmxHttpRequest, pk: int, side: str) -> Ht
     return await _render(request, PARTS + "#pending", context)
 
 
+def _answer_with_controls(
+    request: HtmxHttpRequest, pk: int, change: Callable[[], object]
+) -> HttpResponse:
+    """Make a change (a vote, the grounding ticks) and answer with the refreshed status bar and
+    vote panel (htmx) or the page; a refused change answers with its reason."""
+    try:
+        change()
+    except CollectionError as exc:
+        if request.htmx:
+            html = render_to_string(
+                PARTS + "#composer-error", {"errors": [str(exc)]}, request=request
+            )
+            return reswap(retarget(HttpResponse(html, status=422), "#composer-error"), "outerHTML")
+        messages.error(request, str(exc))
+        return redirect("chat:sbs-page", pk=pk)
+    if not request.htmx:
+        return redirect("chat:sbs-page", pk=pk)
+    return HttpResponse(_controls_html(request, pk))
+
+
 @require_POST
 @_crowdworker_view()
 async def side_by_side_vote(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    def vote() -> HttpResponse:
-        try:
-            services.side_by_side_vote(
-                worker=request.user,
-                pk=pk,
-                outcome=request.POST.get("outcome", ""),
-                reason=request.POST.get("reason", ""),
-            )
-        except CollectionError as exc:
-            if request.htmx:
-                html = render_to_string(
-                    PARTS + "#composer-error", {"errors": [str(exc)]}, request=request
-                )
-                return reswap(
-                    retarget(HttpResponse(html, status=422), "#composer-error"), "outerHTML"
-                )
-            messages.error(request, str(exc))
-            return redirect("chat:sbs-page", pk=pk)
-        if not request.htmx:
-            return redirect("chat:sbs-page", pk=pk)
-        return HttpResponse(_controls_html(request, pk))
+    def vote() -> object:
+        return services.side_by_side_vote(
+            worker=request.user,
+            pk=pk,
+            outcome=request.POST.get("outcome", ""),
+            reason=request.POST.get("reason", ""),
+        )
 
-    return await in_db_thread(_in_request_language, request, vote)
+    return await in_db_thread(
+        _in_request_language, request, _answer_with_controls, request, pk, vote
+    )
 
 
 @require_POST
 @_crowdworker_view()
 async def side_by_side_grounding(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    def tick() -> HttpResponse:
-        try:
-            services.side_by_side_ticks(
-                worker=request.user, pk=pk, item_ids=request.POST.getlist("used")
-            )
-        except CollectionError as exc:
-            if request.htmx:
-                html = render_to_string(
-                    PARTS + "#composer-error", {"errors": [str(exc)]}, request=request
-                )
-                return reswap(
-                    retarget(HttpResponse(html, status=422), "#composer-error"), "outerHTML"
-                )
-            messages.error(request, str(exc))
-            return redirect("chat:sbs-page", pk=pk)
-        if not request.htmx:
-            return redirect("chat:sbs-page", pk=pk)
-        return HttpResponse(_controls_html(request, pk))
+    def tick() -> object:
+        return services.side_by_side_ticks(
+            worker=request.user, pk=pk, item_ids=request.POST.getlist("used")
+        )
 
-    return await in_db_thread(_in_request_language, request, tick)
+    return await in_db_thread(
+        _in_request_language, request, _answer_with_controls, request, pk, tick
+    )
 
 
 @require_POST
