@@ -88,10 +88,14 @@ async def _leaks(page: Any, responses: list[Any]) -> list[str]:
     """Every secret found in the DOM or in a response body (HTML, JSON, event streams)."""
     found = []
     bodies = [("DOM", await page.content())]
+    from playwright.async_api import Error as PlaywrightError
+
     for response in responses:
+        if 300 <= response.status < 400:
+            continue  # a redirect has no body
         try:
             bodies.append((response.url, await response.text()))
-        except Exception:  # a redirect or a body the browser did not keep
+        except PlaywrightError:  # a body the browser did not keep
             continue
     for where, body in bodies:
         for secret in SECRETS:
