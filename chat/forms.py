@@ -144,6 +144,7 @@ class CampaignForm(forms.Form):
         label=_("并排对比：何时投票"),
         choices=Campaign.VoteTiming.choices,
         initial=Campaign.VoteTiming.TURN,
+        required=False,
     )
     reveal_after_vote = forms.BooleanField(
         label=_("并排对比：投票后显示模型名称（Chatbot Arena 的做法；研究中通常不显示）"),
@@ -153,6 +154,7 @@ class CampaignForm(forms.Form):
         label=_("并排对比：如何选择模型对"),
         choices=Campaign.Pairing.choices,
         initial=Campaign.Pairing.UNIFORM,
+        required=False,
     )
     opening_dataset = forms.ModelChoiceField(
         label=_("起始话语数据集"),
@@ -314,9 +316,9 @@ class CampaignForm(forms.Form):
             "opening_seed": data.get("opening_seed") or 0,
             "instructions": instructions,
             "acceptability": acceptability,
-            "vote_timing": data["vote_timing"],
-            "reveal_after_vote": data["reveal_after_vote"],
-            "pairing": data["pairing"],
+            "vote_timing": data.get("vote_timing") or Campaign.VoteTiming.TURN,
+            "reveal_after_vote": data.get("reveal_after_vote") is True,
+            "pairing": data.get("pairing") or Campaign.Pairing.UNIFORM,
         }
 
     def add_service_errors(self, error: ServiceError) -> None:
