@@ -92,8 +92,19 @@ class ConversationState:
         )
 
     @property
+    def voted_at_end(self) -> bool:
+        """The one vote at the end is in: the conversation can only be finished now (a turn
+        after it would not be judged, and the names may be shown)."""
+        return self.vote_timing == Campaign.VoteTiming.END and bool(self.voted_turns)
+
+    @property
     def can_send(self) -> bool:
-        return self.left.can_send and self.right.can_send and self.vote_due is None
+        return (
+            self.left.can_send
+            and self.right.can_send
+            and self.vote_due is None
+            and not self.voted_at_end
+        )
 
     @property
     def can_finish(self) -> bool:
@@ -167,6 +178,8 @@ def side_by_side_post(
         state = conversation_state(conversation=conversation)
         if state.vote_due is not None:
             raise CollectionError(_("请先对这一轮的两条回复投票，再继续聊天。"))
+        if state.voted_at_end:
+            raise CollectionError(_("已经投过票了，请点击「完成」。"))
         left = collection.worker_turn_post(
             worker=worker, dialogue_id=conversation.left_id, text=text
         )

@@ -80,7 +80,11 @@ async def _join(page: Any, server: ServerThread, campaign: Campaign, worker: str
 
 def _record_responses(page: Any) -> list[Any]:
     responses: list[Any] = []
-    page.on("response", responses.append)
+
+    def keep(response: Any) -> None:
+        responses.append(response)
+
+    page.on("response", keep)
     return responses
 
 
@@ -195,6 +199,7 @@ def test_phone_layout_tabs_show_the_hidden_pane_streaming_and_the_vote_at_the_en
         await page.locator("#revealed").wait_for()
         seen["revealed"] = await page.locator("#revealed").inner_text()
         seen["finish_after_vote"] = await page.locator("#finish-button").is_enabled()
+        seen["send_after_vote"] = await page.locator("#sbs-send").is_enabled()
         await screenshot(page, "side-by-side-phone-revealed")
         return seen
 
@@ -203,6 +208,7 @@ def test_phone_layout_tabs_show_the_hidden_pane_streaming_and_the_vote_at_the_en
     assert seen["b_tab_streaming"] == 1 and seen["b_tab_after"] == 0
     assert seen["b_visible_after_tab"] and seen["a_hidden_after_tab"]
     assert seen["finish_before_vote"] is False and seen["finish_after_vote"] is True
+    assert seen["send_after_vote"] is False
     conversation = SideBySide.objects.get(campaign=campaign)
     assert conversation.left.backend.name in seen["revealed"]
     assert Vote.objects.get().outcome == "tie"

@@ -140,6 +140,8 @@ def test_voting_at_the_end_is_once_and_finishing_needs_it() -> None:
     assert vote.turn == 2
     with pytest.raises(CollectionError):
         sbs.side_by_side_vote(worker=worker, pk=conversation.pk, outcome="a")
+    with pytest.raises(CollectionError):  # the vote judged the conversation: no turn after it
+        sbs.side_by_side_post(worker=worker, pk=conversation.pk, text="还想再聊一句可以吗")
     sbs.side_by_side_submit(worker=worker, pk=conversation.pk)
     statuses = set(
         Dialogue.objects.filter(pk__in=[conversation.left_id, conversation.right_id]).values_list(
