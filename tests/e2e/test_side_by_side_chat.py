@@ -199,6 +199,7 @@ def test_phone_layout_tabs_show_the_hidden_pane_streaming_and_the_vote_at_the_en
         await page.locator("#revealed").wait_for()
         seen["revealed"] = await page.locator("#revealed").inner_text()
         seen["finish_after_vote"] = await page.locator("#finish-button").is_enabled()
+        await page.locator("#sbs-send[disabled]").wait_for()  # no turn after the vote
         seen["send_after_vote"] = await page.locator("#sbs-send").is_enabled()
         await screenshot(page, "side-by-side-phone-revealed")
         return seen
