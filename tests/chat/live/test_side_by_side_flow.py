@@ -156,3 +156,34 @@ def test_names_are_revealed_after_the_vote_at_the_end_when_the_campaign_says_so(
                 assert left_name in vote.text and 'id="revealed"' in vote.text
 
         run(flow())
+
+
+def test_a_failed_side_is_retried_alone_and_says_nothing_of_the_backend(
+    asgi_server: ServerThread,
+) -> None:
+    with FakeOpenAI(reply="好的，我们聊聊吧。", fail_times=1, fail_status=500) as fake:
+        participant, conversation = _setup(fake)
+        cookies = session_cookies(participant.user)
+
+        async def flow() -> tuple[str, str, str]:
+            async with browser(asgi_server, cookies) as client:
+                raw, arrivals = await _send(client, conversation.pk, "你好，今天天气怎么样？")
+                names = {name for name, _ in arrivals}
+                failed = next(side for side in "ab" if f"{side}:failed" in names)
+                other = "b" if failed == "a" else "a"
+                assert f"{other}:saved" in names
+                retry = await client.post(
+                    f"/chat/work/side-by-side/{conversation.pk}/retry/{failed}/"
+                )
+                assert retry.status_code == 200
+                assert f'id="reply-pending-{failed}"' in retry.text
+                stream = await client.get(
+                    f"/chat/work/side-by-side/{conversation.pk}/stream/{failed}/"
+                )
+                return raw, retry.text, stream.text
+
+        raw, retried, streamed = run(flow())
+    for where, body in (("send", raw), ("retry", retried), ("stream", streamed)):
+        _no_secret(body, where)
+    assert "/retry/" in raw and "saved" in streamed
+    assert fake.completed >= 2
