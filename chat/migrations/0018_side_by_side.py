@@ -5,46 +5,105 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('chat', '0017_votes'),
+        ("chat", "0017_votes"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='campaign',
-            name='pairing',
-            field=models.CharField(choices=[('uniform', '均匀（各对次数均衡）'), ('adaptive', '自适应（Chatbot Arena 主动采样）')], default='uniform', max_length=10),
+            model_name="campaign",
+            name="pairing",
+            field=models.CharField(
+                choices=[
+                    ("uniform", "均匀（各对次数均衡）"),
+                    ("adaptive", "自适应（Chatbot Arena 主动采样）"),
+                ],
+                default="uniform",
+                max_length=10,
+            ),
         ),
         migrations.AddField(
-            model_name='campaign',
-            name='reveal_after_vote',
+            model_name="campaign",
+            name="reveal_after_vote",
             field=models.BooleanField(default=False),
         ),
         migrations.AddField(
-            model_name='campaign',
-            name='vote_timing',
-            field=models.CharField(choices=[('turn', '每轮投票'), ('end', '结束时投票一次')], default='turn', max_length=10),
+            model_name="campaign",
+            name="vote_timing",
+            field=models.CharField(
+                choices=[("turn", "每轮投票"), ("end", "结束时投票一次")],
+                default="turn",
+                max_length=10,
+            ),
         ),
         migrations.AlterField(
-            model_name='campaign',
-            name='mode',
-            field=models.CharField(choices=[('interactive', '交互采集'), ('static', '静态生成'), ('imported', '导入'), ('side_by_side', '并排对比')], default='interactive', max_length=20),
+            model_name="campaign",
+            name="mode",
+            field=models.CharField(
+                choices=[
+                    ("interactive", "交互采集"),
+                    ("static", "静态生成"),
+                    ("imported", "导入"),
+                    ("side_by_side", "并排对比"),
+                ],
+                default="interactive",
+                max_length=20,
+            ),
         ),
         migrations.CreateModel(
-            name='SideBySide',
+            name="SideBySide",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('swapped', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='side_by_sides', to='chat.campaign')),
-                ('left', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='sbs_as_left', to='chat.dialogue')),
-                ('recollection_of', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='recollections', to='chat.sidebyside')),
-                ('right', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='sbs_as_right', to='chat.dialogue')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("swapped", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="side_by_sides",
+                        to="chat.campaign",
+                    ),
+                ),
+                (
+                    "left",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="sbs_as_left",
+                        to="chat.dialogue",
+                    ),
+                ),
+                (
+                    "recollection_of",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="recollections",
+                        to="chat.sidebyside",
+                    ),
+                ),
+                (
+                    "right",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="sbs_as_right",
+                        to="chat.dialogue",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-pk'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('left', models.F('right')), _negated=True), name='sbs_two_dialogues')],
+                "ordering": ["-created_at", "-pk"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("left", models.F("right")), _negated=True),
+                        name="sbs_two_dialogues",
+                    )
+                ],
             },
         ),
     ]
