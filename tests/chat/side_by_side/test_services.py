@@ -59,6 +59,7 @@ def _answer(
 ) -> None:
     for dialogue, text in ((conversation.left, left_text), (conversation.right, right_text)):
         last = dialogue.turns.order_by("-index").first()
+        assert last is not None  # the utterance being answered
         Turn.objects.create(
             dialogue=dialogue, index=last.index + 1, speaker=Turn.Speaker.SYSTEM, text=text
         )
