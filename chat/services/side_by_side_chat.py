@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -172,14 +172,13 @@ def side_by_side_post(
 ) -> PostedPair:
     """Save the worker's utterance on both sides (one transaction: both or neither), after the
     single-chat checks on each and, voting per turn, once the last pair of replies has its
-    vote. The replies are dispatched by the caller (`replies.reply_dispatch`, one per side)."""
+    vote. The replies are dispatched by the caller (`replies.reply_dispatch`, one per side).
+
+    This is the send's hot path: the vote rule is checked on two small queries (the replies per
+    side, the votes), the rest of each side's state by `worker_turn_post` itself."""
     with transaction.atomic():
         conversation = worker_side_by_side_get(user=worker, pk=pk, lock=True)
-        state = conversation_state(conversation=conversation)
-        if state.vote_due is not None:
-            raise CollectionError(_("请先对这一轮的两条回复投票，再继续聊天。"))
-        if state.voted_at_end:
-            raise CollectionError(_("已经投过票了，请点击「完成」。"))
+        _require_vote_given(conversation)
         left = collection.worker_turn_post(
             worker=worker, dialogue_id=conversation.left_id, text=text
         )
@@ -187,6 +186,26 @@ def side_by_side_post(
             worker=worker, dialogue_id=conversation.right_id, text=text
         )
     return PostedPair(conversation=conversation, left=left, right=right)
+
+
+def _require_vote_given(conversation: SideBySide) -> None:
+    voted = _voted_turns(conversation)
+    if conversation.campaign.vote_timing == Campaign.VoteTiming.END:
+        if voted:
+            raise CollectionError(_("已经投过票了，请点击「完成」。"))
+        return
+    replies = dict(
+        Turn.objects.filter(
+            dialogue_id__in=[conversation.left_id, conversation.right_id],
+            speaker=Turn.Speaker.SYSTEM,
+        )
+        .values("dialogue_id")
+        .annotate(n=Count("pk"))
+        .values_list("dialogue_id", "n")
+    )
+    answered = min(replies.get(conversation.left_id, 0), replies.get(conversation.right_id, 0))
+    if answered and answered not in voted:
+        raise CollectionError(_("请先对这一轮的两条回复投票，再继续聊天。"))
 
 
 def _vote_source(campaign: Campaign) -> VoteSource:

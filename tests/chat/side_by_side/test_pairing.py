@@ -41,7 +41,7 @@ def test_eq9_favours_the_pair_with_the_fewest_votes_at_equal_variance(
     weights = pairing.eq9_weights(pairs, counts, dict.fromkeys(pairs, variance))
     assert math.isclose(sum(weights.values()), 1.0)
     widest = min(pairs, key=lambda pair: counts[pair])  # fewest votes: widest interval
-    assert weights[widest] == max(weights.values())
+    assert weights[widest] >= max(weights.values()) - 1e-12
 
 
 @settings(max_examples=60, deadline=None)
@@ -57,7 +57,7 @@ def test_eq9_favours_the_pair_with_the_largest_variance_at_equal_counts(
         pairs, dict.fromkeys(pairs, n), dict(zip(pairs, variances, strict=True))
     )
     widest = max(pairs, key=lambda pair: variances[pair[1] - 1])
-    assert weights[widest] == max(weights.values())
+    assert weights[widest] >= max(weights.values()) - 1e-12
 
 
 def test_eq9_matches_the_formula_and_puts_unseen_pairs_first() -> None:
