@@ -17,6 +17,11 @@ Scenarios (`--scenario`, several allowed; default all):
   first token 300 ms then 50 tokens/s, 2 web processes;
 - `c`: `b` while one web process is killed with SIGKILL at mid-run; its clients reconnect to the
   other (the stream with `Last-Event-ID`).
+- `s` (issue 27): side by side, `--workers-s` (100) workers × 10 turns with `b`'s think time and
+  backend: each turn one send whose answer streams two replies (two models, two reply requests
+  and chat-worker jobs), then a vote; the first-chunk overhead per side is printed and checked
+  against the single-chat target, beside `b`'s figure when `b` ran in the same invocation;
+- `sk`: `s` while one web process is killed with SIGKILL at mid-run.
 
 Printed for each: first-chunk overhead (send → first chunk, minus the backend's own time to first
 token for that request) p50/p95, save overhead (backend's last token → `saved` received) p50/p95,
