@@ -17,6 +17,11 @@ Scenarios (`--scenario`, several allowed; default all):
   first token 300 ms then 50 tokens/s, 2 web processes;
 - `c`: `b` while one web process is killed with SIGKILL at mid-run; its clients reconnect to the
   other (the stream with `Last-Event-ID`).
+- `s` (issue 27): side by side, `--workers-s` (100) workers × 10 turns with `b`'s think time and
+  backend: each turn one send whose answer streams two replies (two models, two reply requests
+  and chat-worker jobs), then a vote; the first-chunk overhead per side is printed and checked
+  against the single-chat target, beside `b`'s figure when `b` ran in the same invocation;
+- `sk`: `s` while one web process is killed with SIGKILL at mid-run.
 
 Printed for each: first-chunk overhead (send → first chunk, minus the backend's own time to first
 token for that request) p50/p95, save overhead (backend's last token → `saved` received) p50/p95,
@@ -84,6 +89,11 @@ PHASES = ("send → headers", "headers → `sent`", "send → backend called", "
 # --- The fake backend, in its own process --------------------------------------------------
 
 
+def call_key(model: str, utterance: str) -> str:
+    """How the fake backend files a request: the model asked and the utterance answered."""
+    return f"{model}|{utterance}"
+
+
 def serve_fake_backend(port_file: str, times_file: str, token_delay: float, ttft: float) -> None:
     """Serve the fake model until stdin closes; then write, per utterance, when each request
     for it arrived and wrote its first and last token."""
@@ -112,9 +122,12 @@ def serve_fake_backend(port_file: str, times_file: str, token_delay: float, ttft
 
     class TimedFake(FakeOpenAI):
         async def _respond(self, request, behaviour, fail, writer) -> None:  # type: ignore[no-untyped-def]  # aiohttp objects, imported late
-            messages = (request.json or {}).get("messages") or [{}]
+            body = request.json or {}
+            messages = body.get("messages") or [{}]
             record = [request.received_at]
-            calls.setdefault(messages[-1].get("content", ""), []).append(record)
+            # Keyed by model and utterance: a side-by-side turn calls two models with one text.
+            key = call_key(body.get("model", ""), messages[-1].get("content", ""))
+            calls.setdefault(key, []).append(record)
             await super()._respond(request, behaviour, fail, Timed(writer, record))
 
     # Connections kept alive, as vLLM and the hosted APIs do.
@@ -130,13 +143,22 @@ def serve_fake_backend(port_file: str, times_file: str, token_delay: float, ttft
 @dataclass
 class Study:
     campaign_id: int
-    backend_id: int
-    dialogues: list[int]
+    backend_ids: list[int]
+    dialogues: list[int]  # per worker: the dialogue, or (side by side) the conversation
     user_ids: list[int]
     cookies: list[dict[str, str]]
+    # Side by side: per worker, the model each side calls ("a" left, "b" right).
+    sides: list[dict[str, str]] = field(default_factory=list)
 
 
-def create_study(*, workers: int, turns: int, base_url: str, tag: str) -> Study:
+# The model a single chat calls, and the two a side-by-side conversation compares.
+SINGLE_MODEL = "fake-model"
+PAIR_MODELS = ("fake-model-1", "fake-model-2")
+
+
+def create_study(
+    *, workers: int, turns: int, base_url: str, tag: str, side_by_side: bool = False
+) -> Study:
     from django.contrib.auth.models import Group, User
     from django.test import Client
 
@@ -152,13 +174,17 @@ def create_study(*, workers: int, turns: int, base_url: str, tag: str) -> Study:
     )
 
     knowledge = Skill.objects.get(key="knowledge")
-    backend = Backend.objects.create(
-        name=f"bench-fake-{tag}",
-        adapter=Backend.Adapter.OPENAI,
-        config={"base_url": base_url, "model": "fake-model", "max_retries": 0},
-        timeout_s=60,
-        concurrency_limit=workers * 2,
-    )
+    models = PAIR_MODELS if side_by_side else (SINGLE_MODEL,)
+    backends = [
+        Backend.objects.create(
+            name=f"bench-fake-{tag}-{n}",
+            adapter=Backend.Adapter.OPENAI,
+            config={"base_url": base_url, "model": model, "max_retries": 0},
+            timeout_s=60,
+            concurrency_limit=workers * 2,
+        )
+        for n, model in enumerate(models)
+    ]
     dataset = Dataset.objects.create(
         name=f"bench-{tag}", skill=knowledge, language="zh", source_format="jsonl"
     )
@@ -168,6 +194,7 @@ def create_study(*, workers: int, turns: int, base_url: str, tag: str) -> Study:
     )
     campaign = Campaign.objects.create(
         name=f"bench-{tag}",
+        mode=Campaign.Mode.SIDE_BY_SIDE if side_by_side else Campaign.Mode.INTERACTIVE,
         status=Campaign.Status.ACTIVE,
         max_turns=turns,
         # Every worker says similar things: keep the checks running, but not the repeat rule.
@@ -175,25 +202,40 @@ def create_study(*, workers: int, turns: int, base_url: str, tag: str) -> Study:
     )
     campaign.skills.add(knowledge)
     campaign.datasets.add(dataset)
-    CampaignBackend.objects.create(campaign=campaign, backend=backend, alias="模型 A")
+    for n, backend in enumerate(backends):
+        CampaignBackend.objects.create(campaign=campaign, backend=backend, alias=f"模型 {n}")
     group = Group.objects.get(name="crowdworker")
-    study = Study(campaign.pk, backend.pk, [], [], [])
+    study = Study(campaign.pk, [backend.pk for backend in backends], [], [], [])
+    rng = random.Random(0)
     for i in range(workers):
         user = User.objects.create(username=f"bench-{tag}-{i}")
         user.groups.add(group)
         Participant.objects.create(campaign=campaign, user=user, external_id=f"w{i}")
-        dialogue = Dialogue.objects.create(
-            campaign=campaign,
-            backend=backend,
-            scenario=sample,
-            skill=knowledge,
-            language="zh",
-            worker=user,
-            grounding=grounding,
-        )
+        order = rng.sample(range(len(backends)), len(backends))  # left/right at random
+        dialogues = [
+            Dialogue.objects.create(
+                campaign=campaign,
+                backend=backends[n],
+                scenario=sample,
+                skill=knowledge,
+                language="zh",
+                worker=user,
+                grounding=grounding,
+            )
+            for n in order
+        ]
+        if side_by_side:
+            from chat.models import SideBySide
+
+            pair = SideBySide.objects.create(
+                campaign=campaign, left=dialogues[0], right=dialogues[1], swapped=order[0] == 1
+            )
+            study.dialogues.append(pair.pk)
+            study.sides.append({"a": models[order[0]], "b": models[order[1]]})
+        else:
+            study.dialogues.append(dialogues[0].pk)
         client = Client()
         client.force_login(user)
-        study.dialogues.append(dialogue.pk)
         study.user_ids.append(user.pk)
         study.cookies.append({"sessionid": client.cookies["sessionid"].value, "csrftoken": CSRF})
     return study
@@ -209,7 +251,7 @@ def delete_study(study: Study) -> None:
     dataset_ids = list(campaign.datasets.values_list("pk", flat=True))
     campaign.delete()
     Dataset.objects.filter(pk__in=dataset_ids).delete()
-    Backend.objects.filter(pk=study.backend_id).delete()
+    Backend.objects.filter(pk__in=study.backend_ids).delete()
     User.objects.filter(pk__in=study.user_ids).delete()
 
 
@@ -229,6 +271,7 @@ class TurnRecord:
     text: str = ""
     reconnects: int = 0
     last_id: str | None = None  # of the last event received: a reconnect sends it back
+    side: str = ""  # side by side: "a:" or "b:"
 
 
 @dataclass
@@ -236,6 +279,7 @@ class WorkerLog:
     turns: list[TurnRecord] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     finished: bool = False
+    votes: int = 0  # side by side: votes given
 
 
 class Balancer:
@@ -250,36 +294,48 @@ class Balancer:
         return alive[(w + attempt) % len(alive)]
 
 
-async def _read_events(response, record: TurnRecord) -> bool:  # type: ignore[no-untyped-def]  # an aiohttp response, imported late
-    """Read a reply's events from one response (the send's, or a stream's), noting each event's
-    id on the record (a reconnect after a network error sends it as `Last-Event-ID`); True once
-    `saved` arrived."""
+async def _read_events(response, records: dict[str, TurnRecord]) -> bool:  # type: ignore[no-untyped-def]  # an aiohttp response, imported late
+    """Read replies' events from one response (the send's, or a stream's), noting each event's
+    id on its record (a reconnect after a network error sends it as `Last-Event-ID`); True once
+    every record's `saved` arrived. `records` maps an event-name prefix to the reply it carries:
+    "" for a single chat, "a:" and "b:" for the two sides of a side-by-side send."""
     buffer = ""
     decoder = codecs.getincrementaldecoder("utf-8")()
+    pending = set(records)
     async for data in response.content.iter_any():
         buffer += decoder.decode(data)
         while "\n\n" in buffer:
             raw, buffer = buffer.split("\n\n", 1)
             fields = dict(line.split(": ", 1) for line in raw.split("\n") if ": " in line)
-            record.last_id = fields.get("id", record.last_id)
-            name, data = fields.get("event"), json.loads(fields.get("data", "null"))
+            name, data = fields.get("event", ""), json.loads(fields.get("data", "null"))
             if name == "sent":
-                record.opened_at = time.monotonic()
-            elif name == "chunk":
+                for each in records.values():
+                    each.opened_at = time.monotonic()
+                continue
+            prefix, _, kind = name.rpartition(":")
+            prefix = f"{prefix}:" if prefix else ""
+            record = records.get(prefix)
+            if record is None:
+                continue  # `controls` (side by side), or another side's event
+            record.last_id = fields.get("id", record.last_id)
+            if kind == "chunk":
                 record.first_chunk_at = record.first_chunk_at or time.monotonic()
                 record.text += data
-            elif name == "reset":
+            elif kind == "reset":
                 record.text = ""
-            elif name == "saved":
+            elif kind == "saved":
                 record.saved_at = time.monotonic()
-                return True
-            elif name == "failed":
+                pending.discard(prefix)
+                if not pending:
+                    return True
+            elif kind == "failed":
                 raise RuntimeError(f"failed: {str(data)[:200]}")
     return False
 
 
-async def _read_stream(client, base: str, url: str, record: TurnRecord) -> bool:  # type: ignore[no-untyped-def]  # an aiohttp session, imported late
-    """Follow the reply on the stream view (after the send's connection broke)."""
+async def _read_stream(client, base: str, url: str, record: TurnRecord, prefix: str = "") -> bool:  # type: ignore[no-untyped-def]  # an aiohttp session, imported late
+    """Follow the reply on the stream view (after the send's connection broke); `prefix` names
+    the side of a side-by-side conversation ("a:", "b:")."""
     last_id = record.last_id
     headers = {"Accept": "text/event-stream"}  # as the chat page asks for it
     if last_id:
@@ -290,7 +346,7 @@ async def _read_stream(client, base: str, url: str, record: TurnRecord) -> bool:
         record.opened_at = record.opened_at or time.monotonic()
         if not last_id:
             record.text = ""  # a fresh stream replays what was streamed so far
-        return await _read_events(stream, record)
+        return await _read_events(stream, {prefix: record})
 
 
 async def chat(
@@ -301,7 +357,11 @@ async def chat(
     w: int,
     think_mean: float,
     deadline: float,
+    sides: dict[str, str] | None = None,
 ) -> WorkerLog:
+    """One simulated worker. `sides` (a side-by-side conversation, `dialogue_id` its id) maps
+    each side, "a" and "b", to the model it calls: the send streams both replies, a side whose
+    connection broke continues on its own stream view, and the worker votes after each turn."""
     # aiohttp rather than httpx: the simulated browsers share the 2 cores with the platform, and
     # aiohttp's C parser costs them about half the CPU per turn.
     import aiohttp
@@ -313,6 +373,14 @@ async def chat(
     headers = {"X-CSRFToken": CSRF}
     attempt = 0
     broken = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, asyncio.TimeoutError)
+    if sides is None:
+        page = f"/chat/work/dialogues/{dialogue_id}"
+        models = {"": SINGLE_MODEL}
+        streams = {"": f"{page}/stream/"}
+    else:
+        page = f"/chat/work/side-by-side/{dialogue_id}"
+        models = {f"{side}:": model for side, model in sides.items()}
+        streams = {f"{side}:": f"{page}/stream/{side}/" for side in sides}
     async with aiohttp.ClientSession(
         cookies=cookies,
         headers=headers,
@@ -324,31 +392,38 @@ async def chat(
             await asyncio.sleep(rng.uniform(0, think_mean))  # arrivals spread, not a stampede
         for t in range(turns):
             utterance = f"第{t + 1}轮，工作者{w}号想聊聊霸王别姬这部电影。"
-            record = TurnRecord(key=utterance, sent_at=time.monotonic())
+            sent_at = time.monotonic()
+            records = {
+                prefix: TurnRecord(key=call_key(model, utterance), sent_at=sent_at, side=prefix)
+                for prefix, model in models.items()
+            }
             done = False
             while True:  # send, moving to another web process if this one is gone
                 base = balancer.pick(w, attempt)
                 try:
                     async with client.post(
-                        f"{base}/chat/work/dialogues/{dialogue_id}/send/",
+                        f"{base}{page}/send/",
                         data={"text": utterance},
                         headers={"Accept": "text/event-stream"},  # as the chat page sends
                     ) as response:
                         status = response.status
                         if status == 200:  # the reply's events follow on this response
-                            record.posted_at = time.monotonic()
+                            for record in records.values():
+                                record.posted_at = time.monotonic()
                             try:
-                                done = await _read_events(response, record)
+                                done = await _read_events(response, records)
                             except broken:  # mid-reply: follow it on the stream view
                                 balancer.dead.add(base)
                                 attempt += 1
-                                record.reconnects += 1
+                                for record in records.values():
+                                    record.reconnects += 1
                             break
                         body = await response.text()
                 except broken:
                     balancer.dead.add(base)
                     attempt += 1
-                    record.reconnects += 1
+                    for record in records.values():
+                        record.reconnects += 1
                     if time.monotonic() > deadline:
                         log.errors.append(f"send {t}: gave up")
                         return log
@@ -357,31 +432,55 @@ async def chat(
                     log.errors.append(f"turn {t}: {exc}")
                     return log
                 # 422 "wait for the reply" after a reconnect: the first POST got through.
-                if record.reconnects and status == 422:
-                    record.posted_at = time.monotonic()
+                if any(r.reconnects for r in records.values()) and status == 422:
+                    for record in records.values():
+                        record.posted_at = time.monotonic()
                     break
                 log.errors.append(f"send {t}: HTTP {status} {body[:120]}")
                 return log
-            log.turns.append(record)
-            url = f"/chat/work/dialogues/{dialogue_id}/stream/"
-            while not done:
-                base = balancer.pick(w, attempt)
-                try:
-                    done = await _read_stream(client, base, url, record)
-                except broken:
-                    done = False
-                    balancer.dead.add(base)
-                    attempt += 1
-                except RuntimeError as exc:
-                    log.errors.append(f"turn {t}: {exc}")
-                    return log
-                if done:
-                    break
-                record.reconnects += 1
-                if time.monotonic() > deadline:
-                    log.errors.append(f"turn {t}: no reply before the deadline")
-                    return log
-                await asyncio.sleep(0.2)
+            log.turns.extend(records.values())
+            for prefix, record in records.items():
+                while not done and record.saved_at is None:
+                    base = balancer.pick(w, attempt)
+                    try:
+                        if await _read_stream(client, base, streams[prefix], record, prefix):
+                            break
+                    except broken:
+                        balancer.dead.add(base)
+                        attempt += 1
+                    except RuntimeError as exc:
+                        log.errors.append(f"turn {t}: {exc}")
+                        return log
+                    record.reconnects += 1
+                    if time.monotonic() > deadline:
+                        log.errors.append(f"turn {t}: no reply before the deadline")
+                        return log
+                    await asyncio.sleep(0.2)
+            if sides is not None:  # the vote on this turn's two replies (the next send needs it)
+                outcome = rng.choice(["a", "b", "tie", "both_bad"])
+                retried = False
+                while True:
+                    base = balancer.pick(w, attempt)
+                    try:
+                        async with client.post(
+                            f"{base}{page}/vote/", data={"outcome": outcome}
+                        ) as response:
+                            await response.read()
+                            if retried and response.status == 422:  # the first one counted
+                                log.votes += 1
+                                break
+                            if response.status != 200:
+                                log.errors.append(f"vote {t}: HTTP {response.status}")
+                                return log
+                            log.votes += 1
+                            break
+                    except broken:
+                        balancer.dead.add(base)
+                        attempt += 1
+                        retried = True
+                        if time.monotonic() > deadline:
+                            log.errors.append(f"vote {t}: gave up")
+                            return log
             if think_mean and t + 1 < turns:
                 await asyncio.sleep(rng.expovariate(1 / think_mean))
     log.finished = True
@@ -547,6 +646,7 @@ class Scenario:
     token_delay: float
     web: int
     kill_at_mid: bool = False
+    side_by_side: bool = False  # each worker holds a side-by-side conversation (two replies a turn)
 
 
 def start_web(port: int) -> subprocess.Popen:
@@ -612,13 +712,21 @@ def run_scenario(sc: Scenario, *, count_ops: bool) -> dict[str, object]:
     wait_for(lambda: port_file.exists() and port_file.read_text(), "the fake backend")
     backend_url = f"http://127.0.0.1:{port_file.read_text()}/v1"
     tag = f"{sc.name}-{time.strftime('%H%M%S')}"
-    study = create_study(workers=sc.workers, turns=sc.turns, base_url=backend_url, tag=tag)
+    study = create_study(
+        workers=sc.workers,
+        turns=sc.turns,
+        base_url=backend_url,
+        tag=tag,
+        side_by_side=sc.side_by_side,
+    )
     connection.close()
 
     ports = [free_port() for _ in range(sc.web)]
     webs = [start_web(port) for port in ports]
     bases = [f"http://127.0.0.1:{port}" for port in ports]
-    chat_worker = start_chat_worker(max(8, sc.workers)) if uses_workers() else None
+    # As many replies at once as the clients can ask for (two a turn side by side).
+    replies_at_once = sc.workers * (2 if sc.side_by_side else 1)
+    chat_worker = start_chat_worker(max(8, replies_at_once)) if uses_workers() else None
     pids = {f"web{i + 1}": web.pid for i, web in enumerate(webs)}
     if chat_worker is not None:
         pids["chat worker"] = chat_worker.pid
@@ -634,7 +742,8 @@ def run_scenario(sc: Scenario, *, count_ops: bool) -> dict[str, object]:
 
             wait_for(up, f"uvicorn at {base}")
             # Import every view in every process first.
-            httpx.get(f"{base}/chat/work/dialogues/0/", cookies=study.cookies[0], timeout=120)
+            for page in ("dialogues", "side-by-side"):
+                httpx.get(f"{base}/chat/work/{page}/0/", cookies=study.cookies[0], timeout=120)
         if chat_worker is not None:
             from chat.services.reply_worker import workers_alive
 
@@ -652,7 +761,16 @@ def run_scenario(sc: Scenario, *, count_ops: bool) -> dict[str, object]:
             started = time.monotonic()
             tasks = [
                 asyncio.create_task(
-                    chat(balancer, dialogue, cookies, sc.turns, w, sc.think_mean, deadline)
+                    chat(
+                        balancer,
+                        dialogue,
+                        cookies,
+                        sc.turns,
+                        w,
+                        sc.think_mean,
+                        deadline,
+                        study.sides[w] if sc.side_by_side else None,
+                    )
                 )
                 for w, (dialogue, cookies) in enumerate(
                     zip(study.dialogues, study.cookies, strict=True)
@@ -694,6 +812,7 @@ def run_scenario(sc: Scenario, *, count_ops: bool) -> dict[str, object]:
     records = [r for log in logs for r in log.turns]
     errors = [e for log in logs for e in log.errors]
     first_chunk, save = [], []
+    by_side: dict[str, list[float]] = {}
     phases: dict[str, list[float]] = {name: [] for name in PHASES}
     for r in records:
         requests = calls.get(r.key) or []
@@ -702,6 +821,7 @@ def run_scenario(sc: Scenario, *, count_ops: bool) -> dict[str, object]:
         received, first_token, last_token = requests[-1]
         if r.first_chunk_at is not None:
             first_chunk.append((r.first_chunk_at - r.sent_at - (first_token - received)) * 1000)
+            by_side.setdefault(r.side, []).append(first_chunk[-1])
             phases["send → backend called"].append((received - r.sent_at) * 1000)
             phases["first token → client"].append((r.first_chunk_at - first_token) * 1000)
             if r.posted_at is not None:
@@ -718,7 +838,20 @@ def run_scenario(sc: Scenario, *, count_ops: bool) -> dict[str, object]:
         print(f"  mismatch ({r.reconnects} reconnects): {r.text!r}")
 
     saved_replies = lost = wrong = 0
-    for dialogue_id in study.dialogues:
+    dialogue_ids = study.dialogues
+    votes_stored = 0
+    if sc.side_by_side:
+        from chat.models import SideBySide, Vote
+
+        dialogue_ids = [
+            pk
+            for pair in SideBySide.objects.filter(pk__in=study.dialogues).values_list(
+                "left_id", "right_id"
+            )
+            for pk in pair
+        ]
+        votes_stored = Vote.objects.filter(campaign_id=study.campaign_id).count()
+    for dialogue_id in dialogue_ids:
         turns = list(Turn.objects.filter(dialogue_id=dialogue_id).order_by("index"))
         for i, turn in enumerate(turns):
             if turn.speaker != Turn.Speaker.USER:
@@ -729,7 +862,7 @@ def run_scenario(sc: Scenario, *, count_ops: bool) -> dict[str, object]:
             else:
                 saved_replies += 1
                 wrong += reply.text != REPLY
-    expected = sc.workers * sc.turns
+    expected = sc.workers * sc.turns * (2 if sc.side_by_side else 1)
     unfinished = expected - sum(1 for r in records if r.saved_at is not None)
     delete_study(study)
     return {
@@ -746,6 +879,9 @@ def run_scenario(sc: Scenario, *, count_ops: bool) -> dict[str, object]:
         "duplicates": duplicates,
         "errors": errors,
         "first_chunk": first_chunk,
+        "first_chunk_by_side": by_side,
+        "votes_given": sum(log.votes for log in logs),
+        "votes_stored": votes_stored,
         "phases": phases,
         "save": save,
         "reconnects": sum(r.reconnects for r in records),
@@ -770,7 +906,9 @@ def report(result: dict[str, object]) -> None:
     ref = cast(float, result["ref"])
     think = f"think exp(mean {sc.think_mean:g} s)" if sc.think_mean else "no think time"
     print(
-        f"\n[{sc.name}] {sc.workers} workers × {sc.turns} turns, {think}, backend TTFT "
+        f"\n[{sc.name}] {sc.workers} workers × {sc.turns} turns"
+        + (" side by side (two replies a turn)" if sc.side_by_side else "")
+        + f", {think}, backend TTFT "
         f"{sc.ttft * 1000:.0f} ms then {1 / sc.token_delay:.0f} tokens/s, {sc.web} web process(es)"
         + (", web1 killed at mid-run" if sc.kill_at_mid else "")
     )
@@ -780,6 +918,17 @@ def report(result: dict[str, object]) -> None:
         f"p50 {percentile(first, 50):.0f} ms {in_ref(percentile(first, 50) / 1000, ref)}, "
         f"p95 {percentile(first, 95):.0f} ms {in_ref(percentile(first, 95) / 1000, ref)}"
     )
+    by_side = cast(dict[str, list[float]], result["first_chunk_by_side"])
+    if sc.side_by_side:
+        print(
+            "  first-chunk overhead per side: "
+            + "; ".join(
+                f"{side.rstrip(':').upper()} p50 {percentile(v, 50):.0f} ms, p95 "
+                f"{percentile(v, 95):.0f} ms {in_ref(percentile(v, 95) / 1000, ref)}"
+                for side, v in sorted(by_side.items())
+            )
+        )
+        print(f"  votes given: {result['votes_given']}, stored: {result['votes_stored']}")
     phases = result["phases"]
     assert isinstance(phases, dict)
     print(
@@ -845,6 +994,7 @@ def report(result: dict[str, object]) -> None:
 def verdicts(results: list[dict[str, object]]) -> list[tuple[str, str, bool]]:
     """Each target of the scenarios that ran: (target, the measured figure, met?)."""
     found: list[tuple[str, str, bool]] = []
+    single = [r for r in results if cast(Scenario, r["scenario"]).name == "b"]
     for result in results:
         sc = result["scenario"]
         assert isinstance(sc, Scenario)
@@ -883,12 +1033,47 @@ def verdicts(results: list[dict[str, object]]) -> list[tuple[str, str, bool]]:
             met = lost == 0 and duplicates == 0 and done == sc.workers and mismatches == 0
             target = "(c) 0 lost, 0 duplicate backend calls, every client finishes"
             found.append((target, figure, met))
+        if sc.side_by_side:
+            lost, duplicates = result["lost"], result["duplicates"]
+            done, mismatches = result["clients_finished"], result["mismatches"]
+            votes = (result["votes_given"], result["votes_stored"])
+            figure = (
+                f"lost {lost}, duplicate calls {duplicates}, clients done {done}/{sc.workers}, "
+                f"text mismatches {mismatches}, votes given/stored {votes[0]}/{votes[1]}"
+            )
+            met = (
+                lost == 0
+                and duplicates == 0
+                and done == sc.workers
+                and mismatches == 0
+                and votes[0] == votes[1] == sc.workers * sc.turns
+            )
+            found.append((f"({sc.name}) 0 lost, 0 duplicate model calls, every vote", figure, met))
+            limit = TARGETS_REF["b_first_chunk_p95_ref"]
+            by_side = cast(dict[str, list[float]], result["first_chunk_by_side"])
+            for side, values in sorted(by_side.items()):
+                p95_ms = percentile(values, 95)
+                beside = ""
+                if single:
+                    single_p95 = percentile(cast(list[float], single[0]["first_chunk"]), 95)
+                    beside = f"; single chat (b) in this run: {single_p95:.0f} ms"
+                found.append(
+                    (
+                        f"({sc.name}) side {side.rstrip(':').upper()} first-chunk overhead p95 "
+                        f"≤ {limit:g} ref (the single-chat target)",
+                        f"{p95_ms / 1000 / ref:.3f} ref ({p95_ms:.0f} ms{beside})",
+                        p95_ms / 1000 / ref <= limit,
+                    )
+                )
     return found
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scenario", nargs="+", default=["a", "b", "c"], choices=["a", "b", "c"])
+    parser.add_argument(
+        "--scenario", nargs="+", default=["a", "b", "c", "s"], choices=["a", "b", "c", "s", "sk"]
+    )
+    parser.add_argument("--workers-s", type=int, default=100)
     parser.add_argument("--workers-a", type=int, default=100)
     parser.add_argument("--workers-b", type=int, default=200)
     parser.add_argument("--turns", type=int, default=10)
@@ -941,6 +1126,26 @@ def main() -> None:
     if "c" in args.scenario:
         scenarios.append(
             Scenario("c", args.workers_b, args.turns, args.think_mean, 0.3, 0.02, 2, True)
+        )
+    if "s" in args.scenario:
+        scenarios.append(
+            Scenario(
+                "s", args.workers_s, args.turns, args.think_mean, 0.3, 0.02, 2, side_by_side=True
+            )
+        )
+    if "sk" in args.scenario:
+        scenarios.append(
+            Scenario(
+                "sk",
+                args.workers_s,
+                args.turns,
+                args.think_mean,
+                0.3,
+                0.02,
+                2,
+                kill_at_mid=True,
+                side_by_side=True,
+            )
         )
     results = []
     for sc in scenarios:

@@ -73,6 +73,9 @@ class CampaignForm(forms.Form):
         "worker_session_hours",
         "rate_while_chatting",
         "completion_url",
+        "vote_timing",
+        "reveal_after_vote",
+        "pairing",
     )
 
     name = forms.CharField(label=_("名称"), max_length=160)
@@ -136,6 +139,22 @@ class CampaignForm(forms.Form):
         label=_("完成后跳转网址"),
         required=False,
         help_text=_("完成码以 ?cc=完成码 附加在网址后（Prolific 的方式）；留空则只显示完成码。"),
+    )
+    vote_timing = forms.ChoiceField(
+        label=_("并排对比：何时投票"),
+        choices=Campaign.VoteTiming.choices,
+        initial=Campaign.VoteTiming.TURN,
+        required=False,
+    )
+    reveal_after_vote = forms.BooleanField(
+        label=_("并排对比：投票后显示模型名称（Chatbot Arena 的做法；研究中通常不显示）"),
+        required=False,
+    )
+    pairing = forms.ChoiceField(
+        label=_("并排对比：如何选择模型对"),
+        choices=Campaign.Pairing.choices,
+        initial=Campaign.Pairing.UNIFORM,
+        required=False,
     )
     opening_dataset = forms.ModelChoiceField(
         label=_("起始话语数据集"),
@@ -218,6 +237,9 @@ class CampaignForm(forms.Form):
             "interface_language": campaign.interface_language,
             "opening_count": campaign.opening_count,
             "opening_seed": campaign.opening_seed,
+            "vote_timing": campaign.vote_timing,
+            "reveal_after_vote": campaign.reveal_after_vote,
+            "pairing": campaign.pairing,
         }
         if campaign.opening_dataset_id is not None:
             initial["opening_dataset"] = campaign.opening_dataset_id
@@ -294,6 +316,9 @@ class CampaignForm(forms.Form):
             "opening_seed": data.get("opening_seed") or 0,
             "instructions": instructions,
             "acceptability": acceptability,
+            "vote_timing": data.get("vote_timing") or Campaign.VoteTiming.TURN,
+            "reveal_after_vote": data.get("reveal_after_vote") is True,
+            "pairing": data.get("pairing") or Campaign.Pairing.UNIFORM,
         }
 
     def add_service_errors(self, error: ServiceError) -> None:

@@ -221,6 +221,16 @@ class Campaign(WorkspaceOwned):
         INTERACTIVE = "interactive", _("交互采集")
         STATIC = "static", _("静态生成")
         IMPORTED = "imported", _("导入")
+        # Two blind systems answer each utterance side by side; the worker votes (issue 27).
+        SIDE_BY_SIDE = "side_by_side", _("并排对比")
+
+    class VoteTiming(models.TextChoices):
+        TURN = "turn", _("每轮投票")
+        END = "end", _("结束时投票一次")
+
+    class Pairing(models.TextChoices):
+        UNIFORM = "uniform", _("均匀（各对次数均衡）")
+        ADAPTIVE = "adaptive", _("自适应（Chatbot Arena 主动采样）")
 
     class Status(models.TextChoices):
         DRAFT = "draft", _("草稿")
@@ -272,6 +282,13 @@ class Campaign(WorkspaceOwned):
     )
     opening_count = models.PositiveSmallIntegerField(default=20)
     opening_seed = models.IntegerField(default=0)
+    # Side-by-side mode: when the worker votes, whether the systems' names are shown after the
+    # vote (Chatbot Arena) or never (the research default), and how the pair is chosen.
+    vote_timing = models.CharField(
+        max_length=10, choices=VoteTiming.choices, default=VoteTiming.TURN
+    )
+    reveal_after_vote = models.BooleanField(default=False)
+    pairing = models.CharField(max_length=10, choices=Pairing.choices, default=Pairing.UNIFORM)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -491,6 +508,34 @@ class Turn(models.Model):
 
     def __str__(self) -> str:
         return f"{self.dialogue_id}:{self.index} {self.speaker}"
+
+
+class SideBySide(WorkspaceScoped):
+    """One side-by-side conversation: two dialogues (one per system) of the same scenario and
+    worker with the same user turns, shown left and right. Which system is left was drawn at
+    random when the conversation was created and is stored here (`left`, `right`); the page
+    calls them A (left) and B (right), as `Vote.system_a` is the system shown left."""
+
+    workspace_lookup = "campaign__workspace"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="side_by_sides")
+    left = models.OneToOneField(Dialogue, on_delete=models.CASCADE, related_name="sbs_as_left")
+    right = models.OneToOneField(Dialogue, on_delete=models.CASCADE, related_name="sbs_as_right")
+    # True when the coin put the pair's higher backend id on the left (the draw, for audits).
+    swapped = models.BooleanField(default=False)
+    recollection_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="recollections"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(condition=~Q(left=models.F("right")), name="sbs_two_dialogues")
+        ]
+
+    def __str__(self) -> str:
+        return f"SideBySide {self.pk} ({self.left_id} | {self.right_id})"
 
 
 class StaticRun(Job, WorkspaceScoped):

@@ -91,6 +91,55 @@ urlpatterns = [
     lazy_path(
         "work/dialogues/<int:pk>/abandon/", "chat.views.live.dialogue_abandon", name="live-abandon"
     ),
+    # Side-by-side conversations (two blind systems, one composer)
+    lazy_path(
+        "work/side-by-side/<int:pk>/",
+        "chat.views.side_by_side.side_by_side_page",
+        name="sbs-page",
+        is_async=True,
+    ),
+    lazy_path(
+        "work/side-by-side/<int:pk>/send/",
+        "chat.views.side_by_side.side_by_side_send",
+        name="sbs-send",
+        is_async=True,
+    ),
+    lazy_path(
+        "work/side-by-side/<int:pk>/stream/<str:side>/",
+        "chat.views.side_by_side.side_by_side_stream",
+        name="sbs-stream",
+        is_async=True,
+    ),
+    lazy_path(
+        "work/side-by-side/<int:pk>/retry/<str:side>/",
+        "chat.views.side_by_side.side_by_side_retry",
+        name="sbs-retry",
+        is_async=True,
+    ),
+    lazy_path(
+        "work/side-by-side/<int:pk>/controls/",
+        "chat.views.side_by_side.side_by_side_controls",
+        name="sbs-controls",
+        is_async=True,
+    ),
+    lazy_path(
+        "work/side-by-side/<int:pk>/vote/",
+        "chat.views.side_by_side.side_by_side_vote",
+        name="sbs-vote",
+        is_async=True,
+    ),
+    lazy_path(
+        "work/side-by-side/<int:pk>/grounding/",
+        "chat.views.side_by_side.side_by_side_grounding",
+        name="sbs-grounding",
+        is_async=True,
+    ),
+    lazy_path(
+        "work/side-by-side/<int:pk>/submit/",
+        "chat.views.side_by_side.side_by_side_submit",
+        name="sbs-submit",
+        is_async=True,
+    ),
     lazy_path("work/campaigns/<int:pk>/next/", "chat.views.live.campaign_next", name="live-next"),
     lazy_path(
         "work/campaigns/<int:pk>/complete/",

@@ -272,6 +272,9 @@ CHAT_STREAM_TTL_S = env.int("CHAT_STREAM_TTL_S", default=24 * 3600)
 # updates a second read as smooth typing, and each one is work for Redis, the relaying web process
 # and the browser (40 ms cost ~2.5 times as many events per reply; docs/scaling.md).
 CHAT_STREAM_BATCH_MS = env.int("CHAT_STREAM_BATCH_MS", default=100)
+# Side-by-side campaigns with adaptive pairing refit the pairs' variances (eq. 9's Σ_aa) once
+# every this many votes, not on every assignment (chat.services.side_by_side.pair_variances).
+SIDE_BY_SIDE_REFIT_VOTES = env.int("SIDE_BY_SIDE_REFIT_VOTES", default=20)
 # Redis connections per process for the reply streams: a web process holds one per reply it is
 # relaying, a chat worker one per reply it is writing; beyond it, a request waits for one.
 CHAT_REDIS_MAX_CONNECTIONS = env.int("CHAT_REDIS_MAX_CONNECTIONS", default=2000)

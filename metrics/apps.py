@@ -72,6 +72,17 @@ def _job_pairwise_panel(request: Any, job: Any) -> Any:
     context = {"summary": summary, "job": job, "include_excluded": include}
     return render_to_string("metrics/job_pairwise_panel.html", context, request=request)
 
+def _side_by_side_variances(systems: Any, votes: Any) -> Any:
+    from metrics.services.side_by_side_ranking import side_by_side_variances
+
+    return side_by_side_variances(systems, votes)
+
+
+def _side_by_side_leaderboard(systems: Any, votes: Any) -> Any:
+    from metrics.services.side_by_side_ranking import side_by_side_leaderboard
+
+    return side_by_side_leaderboard(systems, votes)
+
 
 class MetricsConfig(AppConfig):
     name = "metrics"
@@ -99,6 +110,15 @@ class MetricsConfig(AppConfig):
                 compute=_pairwise_section,
                 files=_pairwise_files,
                 template="metrics/report_pairwise.html",
+            )
+        )
+
+        # Side-by-side campaigns (chat) rank and pair their systems with the Bradley–Terry fit.
+        from chat.services.side_by_side_hooks import RankingProvider, register_ranking_provider
+
+        register_ranking_provider(
+            RankingProvider(
+                variances=_side_by_side_variances, leaderboard=_side_by_side_leaderboard
             )
         )
 

@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 
 from annotation.models import Review, ReviewPolicy
 from chat.models import Campaign, Dialogue
+from chat.services.side_by_side import partner_reject
 from core.errors import ServiceError
 from core.i18n import pick_text
 
@@ -194,6 +195,8 @@ def review_submit(
             reviews, language=dialogue.campaign.interface_language
         )
         dialogue.save(update_fields=["status", "rejection_reason", "updated_at"])
+        # A side-by-side conversation is re-collected whole: its other side goes back too.
+        partner_reject(dialogue=dialogue)
     return review
 
 

@@ -87,6 +87,9 @@ class CampaignOutput(serializers.ModelSerializer):
             "opening_dataset",
             "opening_count",
             "opening_seed",
+            "vote_timing",
+            "reveal_after_vote",
+            "pairing",
             "created_at",
         ]
 
@@ -157,6 +160,10 @@ class CampaignInput(serializers.Serializer):
     )
     opening_count = _campaign_int("opening_count")
     opening_seed = _campaign_int("opening_seed")
+    # Side-by-side campaigns: when workers vote, whether names are shown after, pair choice.
+    vote_timing = serializers.ChoiceField(choices=Campaign.VoteTiming.choices, required=False)
+    reveal_after_vote = serializers.BooleanField(required=False)
+    pairing = serializers.ChoiceField(choices=Campaign.Pairing.choices, required=False)
     status = serializers.ChoiceField(choices=Campaign.Status.choices, required=False)
     # Pairwise votes: the study's own identity words ([] = the default list; docs/votes.md).
     identity_words = serializers.ListField(

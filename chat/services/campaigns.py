@@ -56,8 +56,13 @@ CAMPAIGN_OPTIONS = (
     "opening_dataset",
     "opening_count",
     "opening_seed",
+    "vote_timing",
+    "reveal_after_vote",
+    "pairing",
     "status",
 )
+# The modes whose dialogues crowdworkers collect live (one system, or two side by side).
+LIVE_MODES = (Campaign.Mode.INTERACTIVE, Campaign.Mode.SIDE_BY_SIDE)
 # The options that say which openings are drawn (see `chat.services.openings`).
 OPENING_OPTIONS = ("opening_dataset", "opening_count", "opening_seed")
 INSTRUCTION_LANGUAGES = ("zh-hans", "en", "ja")
@@ -243,8 +248,19 @@ def _check_options(
         cleaned["opening_dataset"], Dataset
     ):
         errors.add("opening_dataset", _("请选择一个数据集。"))
-    if "rate_while_chatting" in cleaned and not isinstance(cleaned["rate_while_chatting"], bool):
-        errors.add("rate_while_chatting", _("必须是布尔值。"))
+    for flag in ("rate_while_chatting", "reveal_after_vote"):
+        if flag in cleaned and not isinstance(cleaned[flag], bool):
+            errors.add(flag, _("必须是布尔值。"))
+    for field, choices in (
+        ("vote_timing", Campaign.VoteTiming),
+        ("pairing", Campaign.Pairing),
+    ):
+        if field in cleaned and cleaned[field] not in choices.values:
+            errors.add(
+                field,
+                _("未知的取值「%(value)s」（可用：%(known)s）。")
+                % {"value": cleaned[field], "known": ", ".join(choices.values)},
+            )
     if "instructions" in cleaned:
         cleaned["instructions"] = _check_instructions(cleaned["instructions"], skill_keys, errors)
     if "acceptability" in cleaned:
@@ -304,7 +320,7 @@ def _check_openings(
     if campaign is not None and wanted == current and not mode_changed:
         return None
     dataset = wanted["opening_dataset"]
-    if dataset is not None and mode != Campaign.Mode.INTERACTIVE:
+    if dataset is not None and mode not in LIVE_MODES:
         errors.add("opening_dataset", _("只有交互采集的活动才能使用数据集中的起始话语。"))
         return None
     if campaign is not None and wanted != current and openings.openings_in_use(campaign=campaign):
@@ -480,7 +496,11 @@ def campaign_readiness_problems(campaign: Campaign) -> list[str]:
     turns_problem = _rubric_turns_problem(campaign, campaign.max_turns)
     if turns_problem:
         problems.append(turns_problem)
-    if campaign.mode == Campaign.Mode.INTERACTIVE:
+    if campaign.mode == Campaign.Mode.SIDE_BY_SIDE and len(backends) < 2:
+        problems.append(_("并排对比至少需要两个模型后端。"))
+    if campaign.mode == Campaign.Mode.SIDE_BY_SIDE and campaign.rate_while_chatting:
+        problems.append(_("并排对比不支持聊天时逐轮打分（工作者逐轮投票）。"))
+    if campaign.mode in LIVE_MODES:
         datasets = list(campaign.datasets.all())
         if not datasets:
             problems.append(_("请至少选择一个场景数据集。"))

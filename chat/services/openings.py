@@ -164,3 +164,29 @@ def opening_turn_create(*, dialogue: Dialogue, opening: CampaignOpening) -> Turn
     return Turn.objects.create(
         dialogue=dialogue, index=0, speaker=Turn.Speaker.USER, text=opening.text
     )
+
+
+def dialogue_start(
+    *,
+    campaign: Campaign,
+    backend_id: int,
+    sample: Sample,
+    worker_id: int,
+    opening: CampaignOpening | None,
+) -> Dialogue:
+    """A worker's new in-progress dialogue with a backend on a scenario (its grounding copied),
+    opened with `opening` as its first user turn when the campaign has openings."""
+    dialogue = Dialogue.objects.create(
+        campaign=campaign,
+        backend_id=backend_id,
+        scenario=sample,
+        opening=opening,
+        skill_id=sample.skill_id,
+        language=sample.dataset.language,
+        worker_id=worker_id,
+        status=Dialogue.Status.IN_PROGRESS,
+        grounding=sample.grounding,
+    )
+    if opening is not None:
+        opening_turn_create(dialogue=dialogue, opening=opening)
+    return dialogue

@@ -36,7 +36,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from chat.models import Campaign, Dialogue, Participant, Sample
-from chat.services.openings import opening_pick, opening_turn_create
+from chat.services import side_by_side
+from chat.services.openings import dialogue_start, opening_pick, opening_turn_create
 from core.errors import ServiceError
 
 # Statuses that hold a slot (in progress only while its reservation is live).
@@ -94,6 +95,13 @@ def _scenario_order(campaign: Campaign, sample_id: int) -> str:
     return hashlib.sha1(f"{campaign.pk}:{sample_id}".encode()).hexdigest()
 
 
+def _one_per_conversation(campaign: Campaign) -> Q:
+    """A side-by-side conversation counts once (its left dialogue) towards caps and counts."""
+    if campaign.mode == Campaign.Mode.SIDE_BY_SIDE:
+        return Q(sbs_as_left__isnull=False)
+    return Q()
+
+
 def _awaiting_recollection(*, campaign: Campaign, worker_id: int) -> list[Dialogue]:
     live_recollection = Dialogue.objects.filter(recollection_of=OuterRef("pk")).exclude(
         status=Dialogue.Status.ABANDONED
@@ -102,6 +110,7 @@ def _awaiting_recollection(*, campaign: Campaign, worker_id: int) -> list[Dialog
         Dialogue.objects.filter(
             campaign=campaign, worker_id=worker_id, status=Dialogue.Status.REJECTED
         )
+        .filter(_one_per_conversation(campaign))
         .exclude(Exists(live_recollection))
         .select_related("backend", "scenario", "skill")
         .order_by("updated_at")
@@ -113,7 +122,7 @@ def _cap_reached(*, campaign: Campaign, worker_id: int, now: datetime) -> bool:
         return False
     used = (
         Dialogue.objects.filter(campaign=campaign, worker_id=worker_id)
-        .filter(_holding_slot(campaign, now))
+        .filter(_holding_slot(campaign, now), _one_per_conversation(campaign))
         .count()
     )
     # A rejected dialogue still to be re-collected keeps its place under the cap.
@@ -190,10 +199,25 @@ def _pick_slot(*, campaign: Campaign, worker_id: int, now: datetime) -> _Slot | 
     return best[2] if best is not None else None
 
 
+def _slot_available(*, campaign: Campaign, worker_id: int, now: datetime) -> bool:
+    """Whether `scenario_assign_next` would start a new dialogue (or conversation) now."""
+    if campaign.mode != Campaign.Mode.SIDE_BY_SIDE:
+        return _pick_slot(campaign=campaign, worker_id=worker_id, now=now) is not None
+    if _cap_reached(campaign=campaign, worker_id=worker_id, now=now):
+        return False
+    return side_by_side.side_by_side_available(
+        campaign=campaign,
+        worker_id=worker_id,
+        holding=_holding_slot(campaign, now),
+        order=lambda sample_id: _scenario_order(campaign, sample_id),
+    )
+
+
 def scenario_holds_release_expired(*, campaign: Campaign, now: datetime | None = None) -> int:
-    """Abandon reservations idle past the campaign's timeout; return how many were released."""
+    """Abandon reservations idle past the campaign's timeout; return how many were released
+    (both sides of a side-by-side conversation go together)."""
     now = now or timezone.now()
-    return Dialogue.objects.filter(
+    released = Dialogue.objects.filter(
         campaign=campaign,
         status=Dialogue.Status.IN_PROGRESS,
         worker__isnull=False,
@@ -204,6 +228,7 @@ def scenario_holds_release_expired(*, campaign: Campaign, now: datetime | None =
         abandon_reason=Dialogue.AbandonReason.TIMEOUT,
         updated_at=now,
     )
+    return released + side_by_side.partners_abandon(campaign=campaign)
 
 
 def _current(*, campaign: Campaign, worker_id: int) -> Dialogue | None:
@@ -244,6 +269,16 @@ def scenario_assign_next(
     scenario_holds_release_expired(campaign=campaign, now=now)
     if current is not None:
         return current
+    if campaign.mode == Campaign.Mode.SIDE_BY_SIDE:
+        if _cap_reached(campaign=campaign, worker_id=worker_id, now=now):
+            return None
+        conversation = side_by_side.side_by_side_create_next(
+            campaign=campaign,
+            worker_id=worker_id,
+            holding=_holding_slot(campaign, now),
+            order=lambda sample_id: _scenario_order(campaign, sample_id),
+        )
+        return conversation.left if conversation is not None else None
     slot = _pick_slot(campaign=campaign, worker_id=worker_id, now=now)
     if slot is None:
         return None
@@ -254,20 +289,13 @@ def scenario_assign_next(
         worker_id=worker_id,
         holding=_holding_slot(campaign, now),
     )
-    dialogue = Dialogue.objects.create(
+    return dialogue_start(
         campaign=campaign,
         backend_id=slot.backend_id,
-        scenario=sample,
-        opening=opening,
-        skill_id=sample.skill_id,
-        language=sample.dataset.language,
+        sample=sample,
         worker_id=worker_id,
-        status=Dialogue.Status.IN_PROGRESS,
-        grounding=sample.grounding,
+        opening=opening,
     )
-    if opening is not None:
-        opening_turn_create(dialogue=dialogue, opening=opening)
-    return dialogue
 
 
 WORKER_ABANDON_REASONS = (
@@ -302,6 +330,7 @@ def dialogue_abandon(
     )
     if not taken:
         raise AssignmentError(_("只有进行中的对话才能跳过或放弃。"))
+    side_by_side.partners_abandon(campaign=dialogue.campaign)
     dialogue.refresh_from_db()
     return dialogue
 
@@ -334,6 +363,19 @@ def dialogue_recollect(*, dialogue: Dialogue, now: datetime | None = None) -> Di
     other = _current(campaign=dialogue.campaign, worker_id=dialogue.worker_id)
     if other is not None:
         raise AssignmentError(_("请先完成正在进行的对话，再重新采集被退回的对话。"))
+    conversation = side_by_side.side_by_side_of(dialogue)
+    if conversation is not None:
+        # Both sides are re-collected together, as a new conversation in the same order.
+        return side_by_side.side_by_side_recollect(
+            conversation=conversation, recollect=_recollection_create
+        ).left
+    return _recollection_create(dialogue)
+
+
+def _recollection_create(dialogue: Dialogue) -> Dialogue:
+    """A fresh in-progress copy of a rejected dialogue (same worker, backend, scenario and
+    opening; its first turn when the campaign has openings)."""
+    dialogue = Dialogue.objects.select_related("scenario__dataset", "opening").get(pk=dialogue.pk)
     scenario = dialogue.scenario
     recollection = Dialogue.objects.create(
         campaign_id=dialogue.campaign_id,
@@ -361,9 +403,11 @@ def worker_status(*, participant: Participant, now: datetime | None = None) -> W
     now = now or timezone.now()
     campaign = participant.campaign
     worker_id = participant.user_id
-    done = Dialogue.objects.filter(
-        campaign=campaign, worker_id=worker_id, status__in=_COLLECTED
-    ).count()
+    done = (
+        Dialogue.objects.filter(campaign=campaign, worker_id=worker_id, status__in=_COLLECTED)
+        .filter(_one_per_conversation(campaign))
+        .count()
+    )
     current = _current(campaign=campaign, worker_id=worker_id)
     rejected = _awaiting_recollection(campaign=campaign, worker_id=worker_id)
     if participant.flagged:
@@ -376,9 +420,8 @@ def worker_status(*, participant: Participant, now: datetime | None = None) -> W
             flagged=True,
             code_given=participant.finished_at is not None,
         )
-    has_more = (
-        current is not None
-        or _pick_slot(campaign=campaign, worker_id=worker_id, now=now) is not None
+    has_more = current is not None or _slot_available(
+        campaign=campaign, worker_id=worker_id, now=now
     )
     return WorkerStatus(
         done=done,

@@ -23,6 +23,7 @@ from chat.selectors import campaigns as selectors
 from chat.selectors import votes as vote_selectors
 from chat.services import campaigns as campaign_services
 from chat.services import participation as services
+from chat.services import side_by_side
 from chat.services.campaigns import CampaignError
 from chat.services.scenario_assignment import AssignmentError, scenario_assign_next
 from core.access import AuthenticatedHttpRequest, Role, role_required
@@ -106,6 +107,8 @@ def campaign_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         raise Http404 from None
     progress = selectors.campaign_progress(campaign=campaign)
     context = {"campaign": campaign, "progress": progress}
+    if campaign.mode == Campaign.Mode.SIDE_BY_SIDE:
+        context["leaderboard"] = side_by_side.side_by_side_leaderboard(campaign=campaign)
     if request.htmx:
         return render(request, "chat/campaign_detail.html#progress", context)
     invite = request.build_absolute_uri(reverse("chat:campaign-join", args=[campaign.invite_token]))

@@ -17,7 +17,7 @@ import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from concurrent.futures import Future
 from contextlib import aclosing
-from functools import wraps
+from functools import partial, wraps
 from typing import Any
 
 from django.contrib import messages
@@ -38,6 +38,7 @@ from chat.models import Dialogue, Participant
 from chat.selectors import collection as selectors
 from chat.services import campaigns, replies, scenario_assignment
 from chat.services import collection as services
+from chat.services import side_by_side_chat as sbs_services
 from chat.services.db_threads import in_db_thread
 from core.access import Role, has_role, role_required
 from core.http import HtmxHttpRequest, wants_event_stream
@@ -185,6 +186,9 @@ async def dialogue_page(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     Back must fetch it again and show the dialogue submitted, not a stored copy with 「发送」
     enabled (chat.js also reloads a copy restored from the back/forward cache)."""
     dialogue = await _worker_dialogue(request, pk)
+    conversation = await in_db_thread(sbs_services.side_by_side_for_dialogue, dialogue_id=pk)
+    if conversation is not None:
+        return redirect("chat:sbs-page", pk=conversation)
     context = await _page_context(request, dialogue)
     return await _render(request, "chat/live_dialogue.html", context)
 
@@ -378,15 +382,18 @@ async def dialogue_submit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             messages.error(request, str(exc))
             return redirect("chat:live-dialogue", pk=dialogue.pk)
         messages.success(request, _("对话已提交，等待审核。谢谢！"))
-        participant = selectors.worker_participant_get(
-            user=request.user, campaign_id=dialogue.campaign_id
-        )
-        if participant is not None and campaigns.completion_for(participant=participant):
-            # The worker chooses: stop here with the code, or continue with the next dialogue.
-            return redirect("chat:live-completion", pk=participant.campaign_id)
-        return _after_submit(request, participant)
+        return after_finish(request, dialogue.campaign_id)
 
     return await in_db_thread(submit)
+
+
+def after_finish(request: HtmxHttpRequest, campaign_id: int) -> HttpResponse:
+    """Where a worker goes after handing a dialogue (or conversation) in."""
+    participant = selectors.worker_participant_get(user=request.user, campaign_id=campaign_id)
+    if participant is not None and campaigns.completion_for(participant=participant):
+        # The worker chooses: stop here with the code, or continue with the next dialogue.
+        return redirect("chat:live-completion", pk=participant.campaign_id)
+    return _after_submit(request, participant)
 
 
 @role_required(Role.CROWDWORKER)
@@ -485,25 +492,28 @@ async def _reply_events(
     dialogue: Dialogue,
     alias: str,
     follow: AsyncGenerator[replies.ReplyEvent, None],
+    *,
+    prefix: str = "",
+    failed_template: str = PARTS + "#failed",
+    extra: dict[str, Any] | None = None,
 ) -> AsyncGenerator[str, None]:
-    """A reply's events (`replies.reply_follow`) as server-sent events."""
+    """A reply's events (`replies.reply_follow`) as server-sent events. `prefix` goes before
+    each event's name and `extra` into the failure's context (a side-by-side page follows two
+    replies in one response: `a:chunk`, `b:chunk`, …)."""
     async with aclosing(follow) as events:
         async for event in events:
             if isinstance(event, replies.ReplyChunk):
-                yield _sse("chunk", event.text, event.cursor)
+                yield _sse(prefix + "chunk", event.text, event.cursor)
             elif isinstance(event, replies.ReplyReset):
-                yield _sse("reset", "", event.cursor)
+                yield _sse(prefix + "reset", "", event.cursor)
             elif isinstance(event, replies.ReplySaved):
                 payload = await in_db_thread(_saved_html, request, event, alias, dialogue.pk)
-                yield f"id: {event.cursor}\nevent: saved\ndata: {payload}\n\n"
+                yield f"id: {event.cursor}\nevent: {prefix}saved\ndata: {payload}\n\n"
             else:
-                html = await in_db_thread(
-                    render_to_string,
-                    PARTS + "#failed",
-                    _failure_context(dialogue.pk, event),
-                    request=request,
-                )
-                yield _sse("failed", {"html": html}, event.cursor)
+                context = {**_failure_context(dialogue.pk, event), **(extra or {})}
+                render_failed = partial(render_to_string, failed_template, context, request=request)
+                html = await in_db_thread(_in_request_language, request, render_failed)
+                yield _sse(prefix + "failed", {"html": html}, event.cursor)
 
 
 @require_GET

@@ -265,6 +265,14 @@
     if (event.persisted && document.getElementById("chat-status")) window.location.reload();
   }
 
+  // The side-by-side page (side_by_side.js) reads its two streams with the same helpers.
+  window.chatStreams = {
+    fragment: fragment,
+    replaceWith: replaceWith,
+    readEvents: readEvents,
+    showComposerError: showComposerError,
+  };
+
   function init() {
     foldSidePanelOnPhones();
     wireComposer();
