@@ -56,6 +56,18 @@ def _pairwise_files(section: Any) -> dict[str, bytes]:
     return pairwise_files(section)
 
 
+def _ppi_section(config: Any) -> dict[str, Any] | None:
+    from metrics.services.ppi import ppi_report_section
+
+    return ppi_report_section(config)
+
+
+def _ppi_files(section: Any) -> dict[str, bytes]:
+    from metrics.reporting.ppi import ppi_files
+
+    return ppi_files(section)
+
+
 class MetricsConfig(AppConfig):
     name = "metrics"
 
@@ -74,6 +86,17 @@ class MetricsConfig(AppConfig):
                 compute=_pairwise_section,
                 files=_pairwise_files,
                 template="metrics/report_pairwise.html",
+            )
+        )
+
+        # The "Human + judge" section: prediction-powered estimates of a rating job's question
+        # per system (metrics.services.ppi); computed when a report's config has `ppi` options.
+        report_extensions.register(
+            report_extensions.ReportExtension(
+                name="ppi",
+                compute=_ppi_section,
+                files=_ppi_files,
+                template="metrics/report_ppi.html",
             )
         )
 

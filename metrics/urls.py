@@ -55,6 +55,11 @@ urlpatterns = [
         "metrics.views.reports.report_pairwise_file",
         name="report-pairwise-file",
     ),
+    lazy_path(
+        "reports/<int:pk>/ppi/<str:name>",
+        "metrics.views.reports.report_ppi_file",
+        name="report-ppi-file",
+    ),
     # Learned metrics (discriminator training)
     lazy_path(
         "discriminators/",
