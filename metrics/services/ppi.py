@@ -170,9 +170,12 @@ def job_ppi_data(
     design = job_design(job)
     population = _population(job, design)
     human = job_question_scores(job=job, question=question)
-    yhat = predictor_values(
-        run_ids=predictor.run_ids, metrics=predictor.metrics, dialogue_ids=population
-    )
+    if predictor.metrics:
+        yhat = predictor_values(
+            run_ids=predictor.run_ids, metrics=predictor.metrics, dialogue_ids=population
+        )
+    else:  # no predictor: a constant one, which the tuning gives no weight (λ = 0)
+        yhat = dict.fromkeys(population, 0.0)
     refusal = ""
     if design.kind == "unknown":
         refusal = _not_random(design.reason)
