@@ -261,10 +261,15 @@ def width_curve(data: SystemData, alpha: float) -> dict[str, list[float]]:
     pilot = Pilot.from_ratings(data.y, data.yhat, data.yhat_unlabelled)
     m = np.unique(np.linspace(2, max(2, pilot.n_units), CURVE_POINTS).round().astype(int))
     m = m[(m >= 1) & (m <= pilot.n_units)]
+    # A pilot whose covariance exceeds what the pooled predictor variance allows (a handful of
+    # rated units) can project a negative variance: no width there (None).
+    with np.errstate(invalid="ignore"):
+        human_only = pilot.width_human_only(m, alpha).tolist()
+        ppi = pilot.width_ppi(m, alpha).tolist()
     return {
         "m": m.tolist(),
-        "human_only": [_clean(v) for v in pilot.width_human_only(m, alpha).tolist()],
-        "ppi": [_clean(v) for v in pilot.width_ppi(m, alpha).tolist()],
+        "human_only": [_clean(v) for v in human_only],
+        "ppi": [_clean(v) for v in ppi],
     }
 
 

@@ -113,7 +113,7 @@ def test_planning_uses_the_ratings_as_a_pilot() -> None:
     study = sampled_study()
     predictor = predictor_check(run_ids=[study.run.pk], metrics="judge:q-v1:overall")
     plan = ratings_plan(
-        job=study.job, question="overall", predictor=predictor, target_width=0.5
+        job=study.job, question="overall", predictor=predictor, target_width=0.8
     )
     assert plan["caveat"] == ""
     for row in plan["systems"]:
