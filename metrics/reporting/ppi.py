@@ -181,8 +181,10 @@ def _figure(section: Mapping[str, Any]) -> dict[str, bytes]:
             ax = fig.add_subplot()
             for i, row in enumerate(rows):
                 curve, color = row["curve"], f"C{i % 10}"
-                ax.plot(curve["m"], curve["human_only"], "--", color=color)
-                ax.plot(curve["m"], curve["ppi"], "-", color=color, label=row["system"])
+                human = [float("nan") if v is None else v for v in curve["human_only"]]
+                both = [float("nan") if v is None else v for v in curve["ppi"]]
+                ax.plot(curve["m"], human, "--", color=color)
+                ax.plot(curve["m"], both, "-", color=color, label=row["system"])
                 ax.plot([row["n"]], [row["ppi"]["high"] - row["ppi"]["low"]], "o", color=color)
             ax.set_xlabel("Human ratings")
             ax.set_ylabel(f"Interval width ({int(round(section['confidence'] * 100))}%)")
