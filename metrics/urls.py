@@ -60,6 +60,16 @@ urlpatterns = [
         "metrics.views.reports.report_ppi_file",
         name="report-ppi-file",
     ),
+    # A rating job's human + judge page (issue 28)
+    lazy_path("jobs/<int:pk>/ppi/", "metrics.views.ppi.job_ppi", name="job-ppi"),
+    lazy_path(
+        "jobs/<int:pk>/ppi/stopping-rule/",
+        "metrics.views.ppi.job_stopping_rule",
+        name="job-ppi-stopping-rule",
+    ),
+    lazy_path(
+        "jobs/<int:pk>/ppi/rounds/", "metrics.views.ppi.job_round_draw", name="job-ppi-round"
+    ),
     # Learned metrics (discriminator training)
     lazy_path(
         "discriminators/",
