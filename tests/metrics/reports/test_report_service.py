@@ -206,6 +206,8 @@ def test_defaults_are_filled_in_and_empty_lists_resolved(scored) -> None:
         "methods": ["pearson", "spearman"],
         "bootstrap": 1000,
         "seed": 0,
+        "pairwise": None,
+        "ppi": None,
     }
 
 
