@@ -6,40 +6,64 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0009_workspace_required'),
+        ("annotation", "0009_workspace_required"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='ratingjob',
-            name='sample_design',
+            model_name="ratingjob",
+            name="sample_design",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.AddField(
-            model_name='ratingjob',
-            name='stopping_rule',
+            model_name="ratingjob",
+            name="stopping_rule",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.CreateModel(
-            name='RatingRound',
+            name="RatingRound",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField()),
-                ('counts', models.JSONField(default=dict)),
-                ('population', models.JSONField(default=dict)),
-                ('inclusion', models.JSONField(default=dict)),
-                ('dialogues', models.JSONField(default=list)),
-                ('projection', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('job', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rounds', to='annotation.ratingjob')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("number", models.PositiveIntegerField()),
+                ("counts", models.JSONField(default=dict)),
+                ("population", models.JSONField(default=dict)),
+                ("inclusion", models.JSONField(default=dict)),
+                ("dialogues", models.JSONField(default=list)),
+                ("projection", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "job",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="rounds",
+                        to="annotation.ratingjob",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['job', 'number'],
-                'constraints': [models.UniqueConstraint(fields=('job', 'number'), name='ratinground_unique_number')],
+                "ordering": ["job", "number"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("job", "number"), name="ratinground_unique_number"
+                    )
+                ],
             },
         ),
     ]

@@ -59,7 +59,7 @@ def sample_inclusion(
         if None in scenarios or len(set(scenarios)) != len(scenarios):
             result.update(dict.fromkeys(pks, None))
             continue
-        classes = Counter(coverage[s] for s in scenarios)
+        classes = Counter(coverage[s] for s in scenarios if s is not None)
         before: dict[int, int] = {}
         running = 0
         for cover in sorted(classes, reverse=True):

@@ -180,10 +180,10 @@ def job_ppi_data(
     if design.kind == "unknown":
         refusal = _not_random(design.reason)
     elif design.kind == "census":
-        unrated = sum(1 for pk in population if pk not in human)
-        if unrated:
+        n_unrated = sum(1 for pk in population if pk not in human)
+        if n_unrated:
             refusal = _not_random(
-                f"the job rates all {len(population)} of its dialogues and {unrated} are not "
+                f"the job rates all {len(population)} of its dialogues and {n_unrated} are not "
                 "rated yet, so the rated ones are those the raters reached first, not a "
                 "random sample (once all are rated the human scores need no predictor)"
             )
@@ -294,9 +294,7 @@ def _census_row(data: SystemData, z: float) -> dict[str, Any]:
     }
 
 
-def _system_row(
-    data: SystemData, *, alpha: float, bootstrap: int, seed: int
-) -> dict[str, Any]:
+def _system_row(data: SystemData, *, alpha: float, bootstrap: int, seed: int) -> dict[str, Any]:
     base: dict[str, Any] = {
         "system": data.system,
         "n": int(data.y.size),

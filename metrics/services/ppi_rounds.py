@@ -250,7 +250,9 @@ def round_draw(*, job: RatingJob, created_by: User | None = None) -> RatingRound
         alpha=rule.alpha,
     )
     if not any(allocation.counts.values()):
-        raise PPIError("every system's dialogues are all drawn: nothing is left to rate", field="job")
+        raise PPIError(
+            "every system's dialogues are all drawn: nothing is left to rate", field="job"
+        )
     population: dict[str, list[int]] = {}
     for pk, system in {int(k): v for k, v in job.sample_design["population"].items()}.items():
         population.setdefault(system, []).append(pk)

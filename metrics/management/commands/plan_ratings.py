@@ -60,7 +60,9 @@ class Command(WorkspaceCommand):
                 else None
             )
         except ServiceError as exc:
-            raise CommandError(f"--{(exc.field or 'job').replace('_', '-')}: {exc.message}") from None
+            raise CommandError(
+                f"--{(exc.field or 'job').replace('_', '-')}: {exc.message}"
+            ) from None
         if options["json"]:
             body = {"plan": plan, "estimates": estimates}
             self.stdout.write(json.dumps(body, ensure_ascii=False, indent=1, default=str))

@@ -65,7 +65,9 @@ class Command(WorkspaceCommand):
             if job.stopping_rule:
                 self._status(ppi_rounds.public_status(ppi_rounds.rounds_status(job=job)))
         except ServiceError as exc:
-            raise CommandError(f"--{(exc.field or 'job').replace('_', '-')}: {exc.message}") from None
+            raise CommandError(
+                f"--{(exc.field or 'job').replace('_', '-')}: {exc.message}"
+            ) from None
 
     def _status(self, status: dict[str, Any]) -> None:
         rule = status["rule"]

@@ -53,8 +53,11 @@ def test_bad_options_are_a_400_naming_the_field(api, change, field) -> None:
 def test_stopping_rule_and_rounds(api) -> None:
     study = sampled_study(sample_size=None, rate_sample=False, per_system=5)
     url = f"/api/rating-jobs/{study.job.pk}"
-    refused = api.post(f"{url}/stopping-rule/", {"kind": "width", "target_width": 1.0,
-                                                   "round_size": 5, "first_round": 2}, format="json")
+    refused = api.post(
+        f"{url}/stopping-rule/",
+        {"kind": "width", "target_width": 1.0, "round_size": 5, "first_round": 2},
+        format="json",
+    )
     assert refused.status_code == 400 and "draft" in refused.json()["detail"]
     RatingJob.objects.filter(pk=study.job.pk).update(status=RatingJob.Status.DRAFT)
     rule = {"kind": "separated", "round_size": 5, "first_round": 2}

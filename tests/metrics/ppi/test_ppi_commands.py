@@ -18,10 +18,14 @@ def test_plan_ratings_prints_the_ratings_needed_and_the_estimates() -> None:
     out = io.StringIO()
     call_command(
         "plan_ratings",
-        "--job", str(study.job.pk),
-        "--run", str(study.run.pk),
-        "--predictor", "judge:q-v1:overall",
-        "--target-width", "0.8",
+        "--job",
+        str(study.job.pk),
+        "--run",
+        str(study.run.pk),
+        "--predictor",
+        "judge:q-v1:overall",
+        "--target-width",
+        "0.8",
         "--estimates",
         "--json",
         stdout=out,
@@ -32,14 +36,29 @@ def test_plan_ratings_prints_the_ratings_needed_and_the_estimates() -> None:
     assert len(body["estimates"]["systems"]) == 3
     text = io.StringIO()
     call_command(
-        "plan_ratings", "--job", str(study.job.pk), "--run", str(study.run.pk),
-        "--predictor", "judge:q-v1:overall", "--target-width", "0.8", stdout=text,
+        "plan_ratings",
+        "--job",
+        str(study.job.pk),
+        "--run",
+        str(study.run.pk),
+        "--predictor",
+        "judge:q-v1:overall",
+        "--target-width",
+        "0.8",
+        stdout=text,
     )
     assert "human_only\twith_predictor" in text.getvalue()
     with pytest.raises(CommandError, match="--predictor: unknown metric 'bleu'"):
         call_command(
-            "plan_ratings", "--job", str(study.job.pk), "--run", str(study.run.pk),
-            "--predictor", "bleu", "--target-width", "0.8",
+            "plan_ratings",
+            "--job",
+            str(study.job.pk),
+            "--run",
+            str(study.run.pk),
+            "--predictor",
+            "bleu",
+            "--target-width",
+            "0.8",
         )
 
 

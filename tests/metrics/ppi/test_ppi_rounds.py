@@ -113,7 +113,9 @@ def test_a_budget_rule_stops_at_the_budget_and_the_predictor_is_used() -> None:
 def test_the_rule_is_chosen_while_the_job_is_a_draft() -> None:
     study = sampled_study(sample_size=None, rate_sample=False, per_system=3)
     with pytest.raises(PPIError, match="draft"):
-        stopping_rule_set(job=study.job, kind="width", target_width=1.0, round_size=5, first_round=2)
+        stopping_rule_set(
+            job=study.job, kind="width", target_width=1.0, round_size=5, first_round=2
+        )
     study.job.status = RatingJob.Status.DRAFT
     with pytest.raises(PPIError, match="target_width"):
         stopping_rule_set(job=study.job, kind="width", round_size=5, first_round=2)

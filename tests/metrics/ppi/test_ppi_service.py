@@ -10,8 +10,8 @@ from metrics.analysis.ppi import ppi_mean
 from metrics.selectors.ppi import job_question_scores, predictor_values
 from metrics.services.ppi import (
     PPIError,
-    predictor_check,
     ppi_estimates,
+    predictor_check,
     ratings_plan,
 )
 from tests.metrics.ppi.factories import SYSTEMS, rate_dialogue, sampled_study
@@ -86,7 +86,9 @@ def test_a_combination_is_the_mean_of_z_scores() -> None:
 def test_a_job_rating_everything_is_refused_until_all_are_rated_then_a_census() -> None:
     study = sampled_study(sample_size=None, rate_sample=False, per_system=4)
     predictor = predictor_check(run_ids=[study.run.pk], metrics="judge:q-v1:overall")
-    first = [ds[0].pk for ds in study.dialogues.values()] + [ds[1].pk for ds in study.dialogues.values()]
+    first = [ds[0].pk for ds in study.dialogues.values()] + [
+        ds[1].pk for ds in study.dialogues.values()
+    ]
     for pk in first:
         rate_dialogue(study, pk)
     section = ppi_estimates(job=study.job, question="overall", predictor=predictor, bootstrap=0)
@@ -112,9 +114,7 @@ def test_unknown_predictor_and_question_are_refused() -> None:
 def test_planning_uses_the_ratings_as_a_pilot() -> None:
     study = sampled_study()
     predictor = predictor_check(run_ids=[study.run.pk], metrics="judge:q-v1:overall")
-    plan = ratings_plan(
-        job=study.job, question="overall", predictor=predictor, target_width=0.8
-    )
+    plan = ratings_plan(job=study.job, question="overall", predictor=predictor, target_width=0.8)
     assert plan["caveat"] == ""
     for row in plan["systems"]:
         assert row["rated"] == 10

@@ -38,11 +38,20 @@ def test_a_draft_job_sets_its_rule_and_draws_rounds_from_the_page(researcher_cli
     study = sampled_study(sample_size=None, rate_sample=False, per_system=6)
     RatingJob.objects.filter(pk=study.job.pk).update(status=RatingJob.Status.DRAFT)
     url = reverse("metrics:job-ppi-stopping-rule", args=[study.job.pk])
-    bad = researcher_client.post(url, {"kind": "width", "first_round": 2, "round_size": 4,
-                                       "question": "overall"})
+    bad = researcher_client.post(
+        url, {"kind": "width", "first_round": 2, "round_size": 4, "question": "overall"}
+    )
     assert bad.status_code == 422 and "target_width" in bad.content.decode()
-    ok = researcher_client.post(url, {"kind": "width", "target_width": "0.5", "first_round": 2,
-                                      "round_size": 4, "question": "overall"})
+    ok = researcher_client.post(
+        url,
+        {
+            "kind": "width",
+            "target_width": "0.5",
+            "first_round": 2,
+            "round_size": 4,
+            "question": "overall",
+        },
+    )
     assert ok.status_code == 302
     job = RatingJob.objects.get(pk=study.job.pk)
     assert job.stopping_rule["kind"] == "width" and job.sample_size == 2
