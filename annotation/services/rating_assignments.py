@@ -288,7 +288,9 @@ def job_sample_draw(*, job: RatingJob) -> list[int]:
     dialogues and reopenings do not change what is rated. Returns the sample (pks)."""
     if job.sample_size is None or job.sample:
         return list(job.sample)
-    candidates = list(job_source_dialogues(job).values_list("pk", "backend__name", "scenario_id"))
+    candidates: list[tuple[int, str, int | None]] = list(
+        job_source_dialogues(job).values_list("pk", "backend__name", "scenario_id")
+    )
     if job.stopping_rule:
         # A job in rounds samples each system on its own (a stratified simple random sample),
         # so that every round's inclusion probabilities are exact (annotation.selectors.sampling).
