@@ -61,3 +61,16 @@ def test_a_draft_job_sets_its_rule_and_draws_rounds_from_the_page(researcher_cli
     assert "still being rated" in page.content.decode()
     refused = researcher_client.post(reverse("metrics:job-ppi-round", args=[job.pk]), follow=True)
     assert "still being rated" in refused.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("language", "expected"),
+    [("en", "Estimates per system"), ("ja", "システムごとの推定")],
+)
+def test_the_page_reads_in_the_readers_language(researcher_client, language, expected) -> None:
+    study = sampled_study(per_system=12, sample_size=4)
+    researcher_client.post(reverse("set_language"), {"language": language, "next": "/"})
+    url = reverse("metrics:job-ppi", args=[study.job.pk])
+    query = {"runs": [study.run.pk], "predictor": ["length"], "question": "overall", "alpha": 0.1}
+    text = researcher_client.get(url, query).content.decode()
+    assert expected in text and "每个系统的估计" not in text
