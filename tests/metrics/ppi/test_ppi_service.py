@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
+from annotation.selectors.rating import draw_sample
 from annotation.selectors.sampling import job_design, sample_inclusion
 from metrics.analysis.ppi import ppi_mean
 from metrics.selectors.ppi import job_question_scores, predictor_values
@@ -30,6 +33,18 @@ def test_sample_inclusion_closed_forms() -> None:
     assert pi[1] == pi[2] == 0.5 and pi[3] == 0.0 and pi[4] == 0.5
     # Two dialogues on one scenario: no closed form.
     assert sample_inclusion([(1, "a", 1), (2, "a", 1), (3, "a", 2)], size=1)[1] is None
+
+
+def test_sample_inclusion_matches_the_draws_frequencies() -> None:
+    """Over many seeds, how often the paired draw picks each dialogue is its π."""
+    rows = [(10 * k + s, system, s) for k, system in enumerate("abc") for s in range(1, 7)]
+    rows = [r for r in rows if not (r[1] == "c" and r[2] > 4)]  # c lacks scenarios 5 and 6
+    pi = sample_inclusion(rows, size=3)
+    seeds = 3000
+    counts = Counter(pk for seed in range(seeds) for pk in draw_sample(rows, size=3, seed=seed))
+    for pk, probability in pi.items():
+        assert counts[pk] / seeds == pytest.approx(probability, abs=0.035), pk
+    assert pi[5] == 0.0 and pi[21] == 0.75  # a's scenario 5 never; c draws 3 of its 4
 
 
 def test_the_draw_records_its_design() -> None:
