@@ -177,7 +177,12 @@ def job_ppi_data(
     else:  # no predictor: a constant one, which the tuning gives no weight (λ = 0)
         yhat = dict.fromkeys(population, 0.0)
     refusal = ""
-    if design.kind == "unknown":
+    if predictor.metrics and population and not yhat:
+        refusal = (
+            f"the predictor ({predictor.label}) scored none of the job's {len(population)} "
+            "dialogues: its runs scored another campaign's dialogues, or not these"
+        )
+    elif design.kind == "unknown":
         refusal = _not_random(design.reason)
     elif design.kind == "census":
         n_unrated = sum(1 for pk in population if pk not in human)

@@ -40,19 +40,23 @@ def sampled_study(
     noise: float = 0.3,
     stopping_rule: dict[str, object] | None = None,
     seed: int = 7,
+    name: str = "抽样评测",
 ) -> SampledStudy:
     """Each dialogue has a latent quality (the system's level ± 1); the judge metric
     ``judge:q-v1:overall`` is that quality plus noise, ``length`` is pure noise; the humans
     rate the drawn sample (two raters, the rounded quality) when ``rate_sample``."""
     rng = np.random.default_rng(seed)
-    campaign = CampaignFactory(name="抽样评测", mode=Campaign.Mode.INTERACTIVE)
-    job = job_for("likert", campaign=campaign, name="抽样评分")
+    campaign = CampaignFactory(name=name, mode=Campaign.Mode.INTERACTIVE)
+    job = job_for("likert", campaign=campaign, name=f"{name}·评分")
     job.sample_size = sample_size
     job.sample_seed = 3
     job.stopping_rule = stopping_rule or {}
     job.save()
     run = finished_run(campaign, "judge run", metrics=["judge:q-v1:overall", "length"])
-    study = SampledStudy(campaign, job, run, {n: BackendFactory(name=n) for n in SYSTEMS})
+    backends = {
+        n: Backend.objects.filter(name=n).first() or BackendFactory(name=n) for n in SYSTEMS
+    }
+    study = SampledStudy(campaign, job, run, backends)
     for name, backend in study.backends.items():
         study.dialogues[name] = []
         for _ in range(per_system):

@@ -137,3 +137,11 @@ def test_planning_uses_the_ratings_as_a_pilot() -> None:
         assert row["still_needed_ppi"] == max(0, row["ppi"] - 10)
     with pytest.raises(PPIError, match="positive"):
         ratings_plan(job=study.job, question="overall", predictor=predictor, target_width=-1)
+
+
+def test_a_predictor_of_another_campaigns_dialogues_is_refused() -> None:
+    study = sampled_study(per_system=4, sample_size=2)
+    other = sampled_study(per_system=4, sample_size=2, rate_sample=False, name="另一项评测")
+    predictor = predictor_check(run_ids=[other.run.pk], metrics="length")
+    section = ppi_estimates(job=study.job, question="overall", predictor=predictor, bootstrap=0)
+    assert "scored none of the job's 12 dialogues" in section["refused"]
