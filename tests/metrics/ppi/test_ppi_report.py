@@ -9,7 +9,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from metrics.models import JobStatus
+from metrics.models import JobStatus, Report
 from metrics.services.reports import ReportConfigError, report_compute, report_create
 from tests.downloads import streamed_bytes
 from tests.metrics.ppi.factories import SYSTEMS, sampled_study
@@ -85,3 +85,29 @@ def test_bad_ppi_options_name_the_problem(ppi, message) -> None:
             config={"metric_runs": [study.run.pk], "rating_jobs": [study.job.pk], "ppi": ppi},
         )
     assert caught.value.field == "ppi"
+
+
+def test_the_report_form_adds_the_section(researcher_client) -> None:
+    study = sampled_study(per_system=4, sample_size=2)
+    form = researcher_client.get(reverse("metrics:report-create")).content.decode()
+    assert 'name="ppi_predictor" value="judge:q-v1:overall"' in form
+    response = researcher_client.post(
+        reverse("metrics:report-create"),
+        {
+            "name": "表单里的人工 + 裁判",
+            "metric_runs": [study.run.pk],
+            "rating_jobs": [study.job.pk],
+            "level": "dialogue",
+            "grouping": "skill",
+            "system_scores": "mean",
+            "methods": ["pearson"],
+            "bootstrap": 0,
+            "seed": 0,
+            "ppi_predictor": ["judge:q-v1:overall", "length"],
+            "ppi_question": "naturalness",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[-2000:]
+    report = Report.objects.get(name="表单里的人工 + 裁判")
+    assert report.config["ppi"]["predictor"] == ["judge:q-v1:overall", "length"]
+    assert report.config["ppi"]["question"] == "naturalness"
