@@ -31,6 +31,7 @@ from django.db import transaction
 
 from annotation.models import RatingJob, RatingRound
 from annotation.scoring import OVERALL
+from annotation.selectors.sampling import job_design
 from annotation.services.rating_assignments import assignments_generate
 from metrics.analysis.ppi import mean_estimate, mean_lambda, z_value
 from metrics.analysis.ppi_planning import (
@@ -68,12 +69,13 @@ def stopping_rule_set(
     run_ids: Sequence[int] = (),
     predictor: Sequence[str] = (),
 ) -> RatingJob:
-    """Make a draft job run in rounds under a stopping rule (see the module docstring)."""
-    if job.status != RatingJob.Status.DRAFT:
-        raise PPIError(
-            "the stopping rule is chosen before the job opens (this job is no longer a draft)",
-            field="kind",
-        )
+    """Make a job run in rounds under a stopping rule (see the module docstring).
+
+    A draft job draws its first round (``first_round`` per system) when it opens. A job that
+    already drew a simple random sample per system (equal inclusion probabilities within each
+    system, no rule yet) keeps that sample as its first round — the researcher with a random
+    20 % rated sets a target and the job goes on from there; ``first_round`` is then ignored."""
+    continuing = _continuing_design(job)
     if job.is_live:
         raise PPIError("a live job rates while chatting and cannot run in rounds", field="kind")
     if kind not in RULE_KINDS:
@@ -107,11 +109,51 @@ def stopping_rule_set(
         "runs": list(checked.run_ids) if checked else [],
         "predictor": list(checked.metrics) if checked else [],
     }
+    if continuing is not None:
+        job.sample_design = continuing
+        job.save(update_fields=["stopping_rule", "sample_design"])
+        return job
     job.sample_size = first_round
     job.sample = []
     job.sample_design = {}
     job.save(update_fields=["stopping_rule", "sample_size", "sample", "sample_design"])
     return job
+
+
+def _continuing_design(job: RatingJob) -> dict[str, Any] | None:
+    """None for a draft job (its first round is drawn when it opens); for a job past its
+    draft, the sample design its rounds continue from, or PPIError saying why they cannot."""
+    if job.status == RatingJob.Status.DRAFT:
+        return None
+    if job.stopping_rule:
+        raise PPIError("the job already runs in rounds; its rule was chosen up front", field="kind")
+    design = job_design(job)
+    refusal = (
+        "the stopping rule is chosen before the job opens, or on a job that drew a simple "
+        "random sample per system (which its rounds then continue); "
+    )
+    if design.kind != "random":
+        raise PPIError(
+            refusal + f"this job's sampling is {design.kind} {design.reason}".strip(),
+            field="kind",
+        )
+    per_system: dict[str, set[float | None]] = {}
+    for pk, system in design.population.items():
+        per_system.setdefault(system, set()).add(design.inclusion.get(pk))
+    uneven = sorted(system for system, values in per_system.items() if len(values) != 1)
+    if uneven or any(None in v or 0.0 in v for v in per_system.values()):
+        raise PPIError(
+            refusal + "this job's scenario-paired draw gave unequal inclusion probabilities "
+            f"within {', '.join(uneven) or 'a system'}",
+            field="kind",
+        )
+    return {
+        "kind": "random",
+        "seed": design.seed,
+        "size": job.sample_size,
+        "population": {str(pk): system for pk, system in design.population.items()},
+        "inclusion": {str(pk): design.inclusion[pk] for pk in design.population},
+    }
 
 
 def _rule(job: RatingJob) -> StoppingRule:

@@ -64,7 +64,7 @@ def job_ppi(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
                 )
         except ServiceError as exc:
             error = str(exc)
-    rule_form = StoppingRuleForm(job=job) if job.status == RatingJob.Status.DRAFT else None
+    rule_form = None if job.stopping_rule or job.is_live else StoppingRuleForm(job=job)
     context = _context(
         job, form=form, estimates=estimates, plan=plan, error=error, rule_form=rule_form
     )
@@ -93,7 +93,10 @@ def job_stopping_rule(request: AuthenticatedHttpRequest, pk: int) -> HttpRespons
         except ServiceError as exc:
             rule_form.add_error(exc.field if exc.field in rule_form.fields else None, exc.message)
         else:
-            messages.success(request, _("停止规则已保存：任务开放时抽取第一轮。"))
+            if job.status == RatingJob.Status.DRAFT:
+                messages.success(request, _("停止规则已保存：任务开放时抽取第一轮。"))
+            else:
+                messages.success(request, _("停止规则已保存：已抽取的样本即第一轮。"))
             return redirect(reverse("metrics:job-ppi", args=[job.pk]) + "#rounds")
     context = _context(job, form=PredictorForm(job=job), rule_form=rule_form, error="")
     return render(request, "metrics/job_ppi.html", context, status=422)

@@ -58,7 +58,7 @@ def test_stopping_rule_and_rounds(api) -> None:
         {"kind": "width", "target_width": 1.0, "round_size": 5, "first_round": 2},
         format="json",
     )
-    assert refused.status_code == 400 and "draft" in refused.json()["detail"]
+    assert refused.status_code == 400 and "before the job opens" in refused.json()["detail"]
     RatingJob.objects.filter(pk=study.job.pk).update(status=RatingJob.Status.DRAFT)
     rule = {"kind": "separated", "round_size": 5, "first_round": 2}
     response = api.post(f"{url}/stopping-rule/", rule, format="json")

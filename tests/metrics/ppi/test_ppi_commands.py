@@ -8,6 +8,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotation.models import JobRater
+from tests.annotation.results.factories import expert
 from tests.metrics.ppi.factories import sampled_study
 
 pytestmark = pytest.mark.django_db
@@ -62,9 +64,29 @@ def test_plan_ratings_prints_the_ratings_needed_and_the_estimates() -> None:
         )
 
 
-def test_rating_rounds_refuses_an_open_job_and_reports_no_rule() -> None:
-    study = sampled_study(rate_sample=False, per_system=3, sample_size=2)
+def test_rating_rounds_sets_a_rule_draws_a_round_and_refuses_a_census_job() -> None:
+    study = sampled_study(per_system=20, sample_size=4)
+    for name in ("expert-1", "expert-2"):
+        JobRater.objects.get_or_create(job=study.job, rater=expert(name))
+    out = io.StringIO()
+    call_command(
+        "rating_rounds",
+        "--job",
+        str(study.job.pk),
+        "--rule",
+        "width",
+        "--target-width",
+        "0.3",
+        "--round-size",
+        "6",
+        "--next",
+        stdout=out,
+    )
+    text = out.getvalue()
+    assert "stopping rule set (width)" in text and "round 1: " in text
+    assert "rule width: not met" in text
+    census = sampled_study(sample_size=None, rate_sample=False, per_system=3, name="全评")
     with pytest.raises(CommandError, match="--kind: the stopping rule is chosen before"):
         call_command(
-            "rating_rounds", "--job", str(study.job.pk), "--rule", "width", "--target-width", "1"
+            "rating_rounds", "--job", str(census.job.pk), "--rule", "width", "--target-width", "1"
         )

@@ -110,9 +110,35 @@ def test_a_budget_rule_stops_at_the_budget_and_the_predictor_is_used() -> None:
         round_draw(job=study.job)
 
 
+def test_a_rated_random_sample_goes_on_in_rounds_until_the_target() -> None:
+    """The issue's "done when": a random sample rated, a judge on every dialogue; the
+    researcher sets a target width and the job assigns only what is still needed."""
+    study = sampled_study(per_system=40, sample_size=8)
+    job = study.job
+    for name in ("expert-1", "expert-2"):
+        JobRater.objects.get_or_create(job=job, rater=expert(name))
+    stopping_rule_set(
+        job=job,
+        kind="width",
+        target_width=0.5,
+        round_size=30,
+        first_round=2,
+        run_ids=[study.run.pk],
+        predictor=["judge:q-v1:overall"],
+    )
+    job.refresh_from_db()
+    assert job.sample_size == 8 and len(job.sample) == 24  # the sample is the first round
+    status = rounds_status(job=job)
+    assert status["blocked"] == "" and not status["met"]
+    drawn = round_draw(job=job)
+    assert 0 < len(drawn.dialogues) <= 30
+    with pytest.raises(PPIError, match="already runs in rounds"):
+        stopping_rule_set(job=job, kind="budget", budget=5, round_size=5, first_round=2)
+
+
 def test_the_rule_is_chosen_while_the_job_is_a_draft() -> None:
     study = sampled_study(sample_size=None, rate_sample=False, per_system=3)
-    with pytest.raises(PPIError, match="draft"):
+    with pytest.raises(PPIError, match="census"):
         stopping_rule_set(
             job=study.job, kind="width", target_width=1.0, round_size=5, first_round=2
         )
