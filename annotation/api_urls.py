@@ -29,6 +29,9 @@ urlpatterns = [
     lazy_path("rating-jobs/", "annotation.api.rating.JobListCreateApi", name="api-job-list"),
     lazy_path("rating-jobs/<int:pk>/", "annotation.api.rating.JobDetailApi", name="api-job-detail"),
     lazy_path(
+        "rating-jobs/<int:pk>/votes/", "annotation.api.rating.JobVotesApi", name="api-job-votes"
+    ),
+    lazy_path(
         "rating-jobs/<int:pk>/open/",
         "annotation.api.rating.JobStatusApi",
         name="api-job-open",

@@ -23,6 +23,16 @@ class RubricChoiceField(forms.ModelChoiceField):
 
 class RatingJobForm(forms.Form):
     name = forms.CharField(label=_("任务名称"), max_length=160)
+    mode = forms.ChoiceField(
+        label=_("评分方式"),
+        choices=RatingJob.Mode.choices,
+        initial=RatingJob.Mode.ABSOLUTE,
+        required=False,
+        help_text=_(
+            "成对比较（ACUTE-Eval）：同一场景下两个系统的对话并排，每题二选一并写理由；"
+            "选量表 acute-eval 即 ACUTE 的四个问题，选其他量表则逐项比较。"
+        ),
+    )
     campaign = forms.ModelChoiceField(label=_("评测活动"), queryset=Campaign.objects.all())
     static_run = forms.ModelChoiceField(
         label=_("只取某次静态生成（可选）"),
@@ -32,7 +42,9 @@ class RatingJobForm(forms.Form):
     rubric = RubricChoiceField(
         label=_("评分量表"), queryset=Rubric.objects.order_by("key", "-version")
     )
-    raters_per_dialogue = forms.IntegerField(label=_("每段对话的评分人数"), min_value=1, initial=3)
+    raters_per_dialogue = forms.IntegerField(
+        label=_("每段对话（成对比较：每对对话）的评分人数"), min_value=1, initial=3
+    )
     raters = forms.ModelMultipleChoiceField(
         label=_("评分专家（不选 = 全部专家）"),
         queryset=experts(),
@@ -55,7 +67,11 @@ class RatingJobForm(forms.Form):
         label=_("重复题比例（0–0.5）"), min_value=0, max_value=0.5, initial=0, required=False
     )
     onboarding_threshold = forms.FloatField(
-        label=_("入门筛选通过线（0–1）"), min_value=0, max_value=1, initial=0.8, required=False
+        label=_("入门筛选通过线（0–1）"),
+        min_value=0,
+        max_value=1,
+        required=False,
+        help_text=_("留空：逐段评分为 0.8，成对比较为 ACUTE-Eval 的 0.75。"),
     )
     min_seconds = forms.FloatField(label=_("每条最少用时（秒，可空）"), min_value=0, required=False)
     allow_below_minimum = forms.BooleanField(

@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from chat.models import Campaign, Dialogue, StaticRun, Turn
+from chat.models import Campaign, Dialogue, StaticRun, Turn, VoteSource
 from core.models import Job, Versioned, WorkspaceOwned, WorkspaceScoped
 
 
@@ -112,9 +112,17 @@ class RatingJob(WorkspaceOwned):
         OPEN = "open", _("进行中")
         CLOSED = "closed", _("已结束")
 
+    class Mode(models.TextChoices):
+        # Each rater rates one dialogue on the rubric's scales.
+        ABSOLUTE = "absolute", _("逐段评分")
+        # ACUTE-Eval: two dialogues of one scenario side by side, a forced choice per question.
+        PAIRWISE = "pairwise", _("成对比较")
+
     name = models.CharField(max_length=160, unique=True)
+    mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.ABSOLUTE)
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="rating_jobs")
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="jobs")
+    # Raters per item: per dialogue, or per pair of dialogues in a pairwise job.
     raters_per_dialogue = models.PositiveSmallIntegerField(default=3)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     # Rater-quality settings (gold rate, duplicates, onboarding, time thresholds).
@@ -144,10 +152,18 @@ class RatingJob(WorkspaceOwned):
     # for a job that rates its whole sample at once. A job with rounds draws per system at random
     # (`sample_size` is the first round's size per system); later rounds add to `sample`.
     stopping_rule = models.JSONField(default=dict, blank=True)
+    # A pairwise job's answers are written as votes under this source (created with the job).
+    vote_source = models.OneToOneField(
+        VoteSource, null=True, blank=True, on_delete=models.SET_NULL, related_name="rating_job"
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+
+    @property
+    def is_pairwise(self) -> bool:
+        return self.mode == self.Mode.PAIRWISE
 
     class Meta:
         ordering = ["-created_at"]
@@ -226,6 +242,10 @@ class GoldItem(WorkspaceScoped):
 
     `answers` is a list of {"question": key, "turn": model-turn index or null, "value": v},
     validated against the job's rubric; the turn index counts the dialogue's model turns from 0.
+
+    In a pairwise job the item is a pair: `dialogue` is the side the rater must choose (the
+    better one) and `dialogue_b` the other (e.g. an obviously broken dialogue); `answers` lists
+    {"question": key} for the questions checked.
     """
 
     workspace_lookup = "job__workspace"
@@ -236,6 +256,9 @@ class GoldItem(WorkspaceScoped):
 
     job = models.ForeignKey(RatingJob, on_delete=models.CASCADE, related_name="gold_items")
     dialogue = models.ForeignKey(Dialogue, on_delete=models.CASCADE, related_name="+")
+    dialogue_b = models.ForeignKey(
+        Dialogue, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     purpose = models.CharField(max_length=12, choices=Purpose.choices)
     answers = models.JSONField(default=list)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -251,7 +274,10 @@ class GoldItem(WorkspaceScoped):
 
 
 class Assignment(WorkspaceScoped):
-    """Which rater rates which dialogue in a job, in which (random) order."""
+    """Which rater rates which dialogue in a job, in which (random) order.
+
+    In a pairwise job `dialogue` is the dialogue shown on the left and `dialogue_b` the one on
+    the right (the order drawn for this rater and kept)."""
 
     workspace_lookup = "job__workspace"
 
@@ -271,6 +297,9 @@ class Assignment(WorkspaceScoped):
 
     job = models.ForeignKey(RatingJob, on_delete=models.CASCADE, related_name="assignments")
     dialogue = models.ForeignKey(Dialogue, on_delete=models.CASCADE, related_name="assignments")
+    dialogue_b = models.ForeignKey(
+        Dialogue, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     rater = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments"
     )
@@ -309,6 +338,9 @@ class Assignment(WorkspaceScoped):
                 condition=Q(kind="duplicate", duplicate_of__isnull=False)
                 | (~Q(kind="duplicate") & Q(duplicate_of__isnull=True)),
                 name="assignment_duplicate_has_original",
+            ),
+            models.CheckConstraint(
+                condition=~Q(dialogue_b=models.F("dialogue")), name="assignment_pair_distinct"
             ),
         ]
         indexes = [models.Index(fields=["job", "status", "kind"])]

@@ -69,6 +69,21 @@ urlpatterns = [
         name="job-rater-unblock",
     ),
     lazy_path(
+        "jobs/<int:pk>/gold-pair/", "annotation.views.jobs.job_gold_pair", name="job-gold-pair"
+    ),
+    lazy_path(
+        "jobs/<int:pk>/raters/<int:rater_id>/votes/include/",
+        "annotation.views.jobs.job_rater_votes",
+        {"action": "include"},
+        name="job-rater-votes-include",
+    ),
+    lazy_path(
+        "jobs/<int:pk>/raters/<int:rater_id>/votes/exclude/",
+        "annotation.views.jobs.job_rater_votes",
+        {"action": "exclude"},
+        name="job-rater-votes-exclude",
+    ),
+    lazy_path(
         "rate/<int:job_id>/next/", "annotation.views.annotate.annotate_next", name="annotate-next"
     ),
     lazy_path(

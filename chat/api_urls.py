@@ -78,4 +78,8 @@ urlpatterns = [
     lazy_path(
         "dialogues/import/", "chat.api.dialogues.DialogueImportApi", name="api-dialogue-import"
     ),
+    # Pairwise votes
+    lazy_path("votes/", "chat.api.votes.VoteListApi", name="api-vote-list"),
+    lazy_path("votes/import/", "chat.api.votes.VoteImportApi", name="api-vote-import"),
+    lazy_path("votes/export/", "chat.api.votes.VoteExportApi", name="api-vote-export"),
 ]

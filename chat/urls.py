@@ -128,4 +128,25 @@ urlpatterns = [
         name="campaign-dialogues-export",
     ),
     lazy_path("dialogues/import/", "chat.views.dialogues.dialogue_import", name="dialogue-import"),
+    # Pairwise votes of a study
+    lazy_path(
+        "campaigns/<int:pk>/votes/import/",
+        "chat.views.votes.campaign_votes_import",
+        name="campaign-votes-import",
+    ),
+    lazy_path(
+        "campaigns/<int:pk>/votes/export/",
+        "chat.views.votes.campaign_votes_export",
+        name="campaign-votes-export",
+    ),
+    lazy_path(
+        "campaigns/<int:pk>/votes/leaks/",
+        "chat.views.votes.campaign_vote_leaks",
+        name="campaign-vote-leaks",
+    ),
+    lazy_path(
+        "campaigns/<int:pk>/votes/identity-words/",
+        "chat.views.votes.campaign_identity_words",
+        name="campaign-identity-words",
+    ),
 ]

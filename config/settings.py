@@ -473,6 +473,7 @@ SPECTACULAR_SETTINGS = {
         "AssignmentStatusEnum": "annotation.models.Assignment.Status",
         "JudgeModeEnum": "judges.models.Judge.Mode",
         "CampaignModeEnum": "chat.models.Campaign.Mode",
+        "RatingJobModeEnum": "annotation.models.RatingJob.Mode",
         "JudgeAnswerStatusEnum": "judges.models.JudgeAnswer.Status",
     },
 }

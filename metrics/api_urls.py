@@ -58,6 +58,10 @@ urlpatterns = [
         "metrics.api.ppi.RatingJobRoundsApi",
         name="api-rating-job-rounds",
     ),
+    # Pairwise rankings
+    lazy_path(
+        "pairwise/ranking/", "metrics.api.pairwise.PairwiseRankingApi", name="api-pairwise-ranking"
+    ),
     # Reports
     lazy_path("reports/", "metrics.api.reports.ReportListCreateApi", name="api-report-list"),
     lazy_path("reports/<int:pk>/", "metrics.api.reports.ReportDetailApi", name="api-report-detail"),
@@ -76,6 +80,11 @@ urlpatterns = [
         "reports/<int:pk>/figures/<str:name>",
         "metrics.api.reports.ReportFigureApi",
         name="api-report-figure",
+    ),
+    lazy_path(
+        "reports/<int:pk>/pairwise/<str:name>",
+        "metrics.api.reports.ReportPairwiseFileApi",
+        name="api-report-pairwise-file",
     ),
     lazy_path(
         "metric-runs/import/",

@@ -68,6 +68,23 @@ def _ppi_files(section: Any) -> dict[str, bytes]:
     return ppi_files(section)
 
 
+def _job_is_pairwise(job: Any) -> bool:
+    return bool(job.is_pairwise and job.vote_source_id)
+
+
+def _job_pairwise_panel(request: Any, job: Any) -> Any:
+    from django.template.loader import render_to_string
+
+    from metrics.services.pairwise import job_pairwise_summary
+
+    include = request.GET.get("include_excluded") == "1"
+    summary = job_pairwise_summary(
+        campaign_id=job.campaign_id, source_id=job.vote_source_id, include_excluded=include
+    )
+    context = {"summary": summary, "job": job, "include_excluded": include}
+    return render_to_string("metrics/job_pairwise_panel.html", context, request=request)
+
+
 class MetricsConfig(AppConfig):
     name = "metrics"
 
@@ -76,7 +93,15 @@ class MetricsConfig(AppConfig):
 
         register_feature_check("report_figures", _report_figures)
 
+        from annotation import job_panels
         from metrics.services import report_extensions
+
+        # A pairwise (ACUTE-style) rating job's page: its ranking and its raters' agreement.
+        job_panels.register(
+            job_panels.JobPanel(
+                name="pairwise", applies=_job_is_pairwise, render=_job_pairwise_panel
+            )
+        )
 
         # The pairwise section: Bradley–Terry leaderboards, agreement, pairwise accuracy
         # (metrics.services.pairwise); computed when a report's config has `pairwise` options.

@@ -55,6 +55,8 @@ class ReportForm(forms.Form):
         label=_("评分任务"),
         queryset=selectors.report_rating_jobs(),
         widget=forms.CheckboxSelectMultiple,
+        required=False,
+        help_text=_("只有成对投票的研究（如导入的竞技场投票）可不选，勾选下方的成对分析。"),
     )
     metrics = forms.MultipleChoiceField(
         label=_("指标"),
@@ -113,6 +115,36 @@ class ReportForm(forms.Form):
     ppi_question = forms.ChoiceField(
         label=_("人工 + 裁判：评分问题"), required=False, initial="overall"
     )
+    pairwise = forms.BooleanField(
+        label=_("成对分析"),
+        required=False,
+        help_text=_(
+            "加入研究中的成对投票：Bradley–Terry 排名与区间、胜率矩阵、投票者一致率，"
+            "以及每个指标与裁判的成对准确率。"
+        ),
+    )
+    pairwise_voters = forms.CharField(
+        label=_("排名所用投票"),
+        max_length=200,
+        initial="humans",
+        required=False,
+        help_text=_("humans（人工）、judge:<裁判 key> 或 all（全部）。"),
+    )
+    pairwise_judge_rule = forms.ChoiceField(
+        label=_("裁判的两种顺序"),
+        choices=[
+            ("per_order", _("每种顺序各算一票")),
+            ("conservative", _("合为一票（MT-Bench 保守规则：不一致算平局）")),
+        ],
+        initial="per_order",
+        widget=forms.RadioSelect,
+        required=False,
+    )
+    pairwise_include_identity_leaks = forms.BooleanField(
+        label=_("计入泄露模型身份的投票"),
+        required=False,
+        help_text=_("默认不计入：回复中出现模型或厂商名称的投票。"),
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -149,6 +181,15 @@ class ReportForm(forms.Form):
             "ppi": (
                 {"predictor": list(data["ppi_predictor"]), "question": data["ppi_question"]}
                 if data.get("ppi_predictor")
+                else None
+            ),
+            "pairwise": (
+                {
+                    "voters": data["pairwise_voters"].strip() or "humans",
+                    "judge_rule": data["pairwise_judge_rule"] or "per_order",
+                    "include_identity_leaks": data["pairwise_include_identity_leaks"],
+                }
+                if data["pairwise"]
                 else None
             ),
         }

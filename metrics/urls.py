@@ -70,6 +70,9 @@ urlpatterns = [
     lazy_path(
         "jobs/<int:pk>/ppi/rounds/", "metrics.views.ppi.job_round_draw", name="job-ppi-round"
     ),
+    lazy_path(
+        "studies/<int:pk>/pairwise/", "metrics.views.pairwise.study_ranking", name="study-ranking"
+    ),
     # Learned metrics (discriminator training)
     lazy_path(
         "discriminators/",

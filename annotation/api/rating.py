@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 from annotation.models import Assignment, GoldItem, JobRater, Rating, RatingJob, Rubric
 from annotation.rubric_spec import AnswerError
 from annotation.selectors import rating as selectors
+from annotation.selectors.pairwise import pairwise_vote_row, pairwise_votes
 from annotation.services import quality, ratings
 from annotation.services import rating_assignments as assignment_services
 from annotation.services import rating_jobs as services
@@ -49,6 +50,7 @@ class JobOutput(serializers.ModelSerializer):
         fields = [
             "id",
             "name",
+            "mode",
             "campaign",
             "static_run",
             "rubric",
@@ -114,6 +116,12 @@ class JobListCreateApi(generics.ListAPIView):
         )
         sample_seed = serializers.IntegerField(default=0, **model_bounds(RatingJob, "sample_seed"))
         allow_below_minimum = serializers.BooleanField(default=False)
+        mode = serializers.ChoiceField(
+            choices=RatingJob.Mode.choices,
+            default=RatingJob.Mode.ABSOLUTE,
+            help_text="pairwise: ACUTE-Eval comparison of two dialogues of a scenario; "
+            "raters_per_dialogue then counts raters per pair",
+        )
 
     def get_queryset(self):
         return selectors.job_list()
@@ -144,6 +152,7 @@ class JobListCreateApi(generics.ListAPIView):
             sample_seed=data["sample_seed"],
             created_by=request_user(request),
             allow_below_minimum=data["allow_below_minimum"],
+            mode=data["mode"],
         )
         return Response(JobOutput(job).data, status=status.HTTP_201_CREATED)
 
@@ -217,6 +226,16 @@ class JobFlagsApi(APIView):
                 for flag in quality.job_flags(job)
             ]
         )
+
+
+class JobVotesApi(APIView):
+    """A pairwise job's votes (A = the dialogue shown on the left), newest first, with each
+    vote's exclusion reason ("" = counted)."""
+
+    @extend_schema(responses={200: OpenApiResponse(description="votes")})
+    def get(self, request: Request, pk: int) -> Response:
+        job = get_object_or_404(RatingJob, pk=pk, mode=RatingJob.Mode.PAIRWISE)
+        return Response([pairwise_vote_row(vote) for vote in pairwise_votes(job)])
 
 
 class GoldItemApi(APIView):

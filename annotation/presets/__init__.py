@@ -17,6 +17,10 @@
 
 Every text is given in Chinese, English and Japanese (`zh-hans`, `en`, `ja`).
 
+`pairwise/acute_eval.json` (`acute-eval`) holds ACUTE-Eval's four comparative questions (Li,
+Weston & Roller 2019) as two-option choices, for pairwise rating jobs only; it is kept apart
+from the presets above, which rate one dialogue and which LLM judges are prompted with.
+
 The loader validates each file, so a broken preset fails loudly (and in the tests), never when a
 migration has already half-run.
 """
@@ -42,6 +46,14 @@ def preset_specs() -> dict[str, dict[str, Any]]:
             raise ValueError(f"{path.name}: preset key {spec.key!r} is used twice")
         specs[spec.key] = data
     return specs
+
+
+def acute_eval_spec() -> dict[str, Any]:
+    """The ACUTE-Eval question set of pairwise jobs (validated)."""
+    path = PRESET_DIR / "pairwise" / "acute_eval.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    validate_spec(data)
+    return data
 
 
 def preset_spec(key: str) -> dict[str, Any]:

@@ -141,6 +141,10 @@ def counted_assignments(*, job: RatingJob) -> QuerySet[Assignment]:
     chat (`LIVE_COUNTED_STATUSES`) by its worker, whatever was left unrated (seed 001 scores
     those replies 0, it does not drop the chat); a chat still being held does not count yet.
     """
+    if job.is_pairwise:
+        # A pairwise job's answers are sides of a comparison, not scores of a dialogue: they
+        # are read as votes (chat.Vote), never as human scores.
+        return job.assignments.none()
     if job.is_live:
         done = Q(
             dialogue__status__in=LIVE_COUNTED_STATUSES,

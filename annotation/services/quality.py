@@ -18,7 +18,9 @@ from django.contrib.auth.models import User
 from django.utils.translation import gettext as _
 
 from annotation.models import Assignment, GoldItem, Rating, RatingJob
+from annotation.pairwise import LEFT
 from annotation.rater_quality import (
+    Accuracy,
     Flag,
     FlagKind,
     ItemTime,
@@ -54,7 +56,9 @@ class QualitySettings:
 
     gold_rate: float = 0.0  # share of gold items mixed into each rater's work (0.05 = 5%)
     duplicate_rate: float = 0.0  # share of a rater's real items shown twice
-    onboarding_threshold: float = 0.8  # accuracy on the onboarding set needed to go on
+    # Accuracy on the onboarding set needed to go on (a pairwise job defaults to ACUTE-Eval's
+    # 0.75, `PAIRWISE_DEFAULTS`).
+    onboarding_threshold: float = 0.8
     gold_min_accuracy: float = 0.7  # below: flagged
     consistency_min: float = 0.7  # self-consistency on duplicates below: flagged
     min_seconds: float | None = None  # an item rated faster: flagged
@@ -111,6 +115,11 @@ def _number(
         }
         return None
     return float(value)
+
+
+# ParlAI's ACUTE-Eval blocks a worker whose onboarding accuracy is below 0.75
+# (`onboarding_threshold`); a pairwise job starts from that.
+PAIRWISE_DEFAULTS: dict[str, Any] = {"onboarding_threshold": 0.75}
 
 
 def job_quality(job: RatingJob) -> QualitySettings:
@@ -181,11 +190,14 @@ def onboarding_result(*, job: RatingJob, rater: User) -> tuple[Onboarding, float
     )
     if len(submitted) < n_items:
         return Onboarding.PENDING, None
-    answers = _answers(submitted, {a.pk: a.dialogue_id for a in submitted})
     settings = job_quality(job)
-    accuracy = gold_accuracy(
-        answers, _gold_map(job, GoldItem.Purpose.ONBOARDING), tolerance=settings.tolerance
-    ).get(rater.pk)
+    if job.is_pairwise:
+        accuracy = pairwise_accuracy(job, submitted, GoldItem.Purpose.ONBOARDING).get(rater.pk)
+    else:
+        answers = _answers(submitted, {a.pk: a.dialogue_id for a in submitted})
+        accuracy = gold_accuracy(
+            answers, _gold_map(job, GoldItem.Purpose.ONBOARDING), tolerance=settings.tolerance
+        ).get(rater.pk)
     rate = accuracy.rate if accuracy is not None else None
     if rate is None or rate < settings.onboarding_threshold:
         return Onboarding.FAILED, rate
@@ -213,7 +225,13 @@ def job_flags(job: RatingJob) -> list[Flag]:
     order: dict[tuple[Hashable, Hashable], int] = {
         (a.rater_id, a.dialogue_id): a.order for a in real
     }
-    flags += pattern_flags(real_answers, min_items=settings.pattern_min_items, order=order)
+    pattern = pattern_flags(real_answers, min_items=settings.pattern_min_items, order=order)
+    if job.is_pairwise:
+        pattern = [_side_worded(flag, real_answers) for flag in pattern]
+    flags += pattern
+
+    if job.is_pairwise:
+        return flags + _pairwise_flags(job, submitted, settings)
 
     gold = [a for a in submitted if a.kind == Assignment.Kind.GOLD]
     if gold:
@@ -245,3 +263,51 @@ def flags_by_rater(flags: Iterable[Flag]) -> dict[Hashable, list[Flag]]:
     for flag in flags:
         grouped[flag.rater].append(flag)
     return dict(grouped)
+
+
+def pairwise_accuracy(
+    job: RatingJob, assignments: Iterable[Assignment], purpose: str
+) -> dict[Hashable, Accuracy]:
+    """Per rater, how often they chose the known better side of the job's gold or onboarding
+    pairs (`purpose`) among `assignments`, over the questions each pair checks. The stored
+    answer is a side (left = 0), turned into a dialogue by the assignment's order."""
+    items = {
+        frozenset((item.dialogue_id, item.dialogue_b_id)): item
+        for item in GoldItem.objects.filter(job=job, purpose=purpose)
+    }
+    by_id = {a.pk: a for a in assignments}
+    checked: dict[Hashable, list[bool]] = defaultdict(list)
+    for rating in Rating.objects.filter(assignment__in=by_id, value__isnull=False).order_by("pk"):
+        assignment = by_id[rating.assignment_id]
+        item = items.get(frozenset((assignment.dialogue_id, assignment.dialogue_b_id)))
+        if item is None or rating.question not in {a["question"] for a in item.answers}:
+            continue
+        chosen = assignment.dialogue_id if rating.value == LEFT else assignment.dialogue_b_id
+        checked[assignment.rater_id].append(chosen == item.dialogue_id)
+    return {rater: Accuracy(rater, len(v), sum(v)) for rater, v in checked.items()}
+
+
+def _pairwise_flags(
+    job: RatingJob, submitted: list[Assignment], settings: QualitySettings
+) -> list[Flag]:
+    """Gold-pair accuracy; and a constant answer reads as what it is: always the same side."""
+    flags: list[Flag] = []
+    gold = [a for a in submitted if a.kind == Assignment.Kind.GOLD]
+    if gold:
+        flags += accuracy_flags(
+            pairwise_accuracy(job, gold, GoldItem.Purpose.GOLD),
+            minimum=settings.gold_min_accuracy,
+            kind=FlagKind.LOW_GOLD_ACCURACY,
+        )
+    return flags
+
+
+def _side_worded(flag: Flag, answers: list[Answer]) -> Flag:
+    """A pairwise job's constant-answer flag, worded by side ("always chose the left side"):
+    the stored answer is the side, so a rater who always clicks one side shows up here."""
+    if flag.kind != FlagKind.CONSTANT_ANSWERS:
+        return flag
+    values = [a.value for a in answers if a.rater == flag.rater and a.question == flag.question]
+    side = "left" if values[0] == LEFT else "right"
+    detail = f"all {len(values)} answers chose the {side} side"
+    return Flag(flag.rater, flag.kind, detail, question=flag.question)

@@ -37,6 +37,7 @@ from annotation.selectors.rating import (
     job_source_dialogues,
 )
 from annotation.selectors.sampling import sample_design_record
+from annotation.services.pairwise import pairwise_generate, pairwise_votes_exclude
 from annotation.services.quality import Onboarding, job_quality, onboarding_result
 from chat.models import Dialogue
 from core.errors import ServiceError
@@ -182,6 +183,8 @@ def assignments_generate(*, job: RatingJob, now: datetime | None = None) -> int:
     now = now or timezone.now()
     due = now + timedelta(hours=job.deadline_hours)
     job_sample_draw(job=job)
+    if job.is_pairwise:
+        return pairwise_generate(job=job, raters=_eligible_raters(job), due=due)
     created = _generate_onboarding(job, due)
     raters = _eligible_raters(job)
     dialogues = list(job_dialogues(job).only("id", "worker_id", "recollection_of_id"))
@@ -439,6 +442,10 @@ def rater_block(*, job: RatingJob, rater: User, reason: str, by: User | None) ->
     member.reason = reason.strip()
     member.changed_by = by
     member.save(update_fields=["state", "reason", "changed_by", "updated_at"])
+    if job.is_pairwise:
+        pairwise_votes_exclude(
+            job=job, rater=rater, reason=_("已屏蔽：%(reason)s") % {"reason": member.reason}
+        )
     revoked = assignments_revoke_open(job, rater)
     assignments_generate(job=job)
     return revoked

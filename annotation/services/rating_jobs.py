@@ -13,14 +13,16 @@ from typing import Any
 
 from django.contrib.auth.models import Group, User
 from django.db import transaction
+from django.db.models import Q
 from django.utils.translation import gettext as _
 
 from annotation.models import Assignment, GoldItem, JobRater, RatingJob, Rubric
+from annotation.pairwise import comparative_questions
 from annotation.rubric_spec import AnswerError, as_spec, validate_answer
 from annotation.selectors.rating import experts, model_turn_ids
-from annotation.services.quality import QualitySettings
+from annotation.services.quality import PAIRWISE_DEFAULTS, QualitySettings
 from annotation.services.rating_assignments import RatingJobError, assignments_generate
-from chat.models import Campaign, Dialogue, StaticRun
+from chat.models import Campaign, Dialogue, StaticRun, VoteSource
 from core.access import Role
 
 # More raters than any study uses; the column is a small integer.
@@ -43,12 +45,39 @@ def job_create(
     allow_below_minimum: bool = False,
     sample_size: int | None = None,
     sample_seed: int = 0,
+    mode: str = RatingJob.Mode.ABSOLUTE,
 ) -> RatingJob:
     """Create a draft job. `raters` is the expert pool (default: every active expert).
 
     `sample_size` (seed 001's sampling after generation): rate only that many of each system's
-    dialogues, drawn with `sample_seed` when the job opens (`job_sample_draw`)."""
+    dialogues, drawn with `sample_seed` when the job opens (`job_sample_draw`).
+
+    `mode="pairwise"` (ACUTE-Eval): items are pairs of dialogues of one scenario, asked the
+    rubric's questions comparatively (`annotation.pairwise.comparative_questions`; the
+    `acute-eval` preset holds ACUTE's four); `raters_per_dialogue` counts raters per pair; the
+    onboarding threshold defaults to ACUTE's 0.75; the answers are written as votes under a
+    vote source made with the job."""
     name = _clean_name(name, exclude=None)
+    if mode not in RatingJob.Mode.values:
+        raise RatingJobError(
+            _("mode：必须是 absolute（逐段评分）或 pairwise（成对比较），收到 %(mode)r")
+            % {"mode": mode},
+            field="mode",
+        )
+    pairwise = mode == RatingJob.Mode.PAIRWISE
+    if pairwise:
+        if not comparative_questions(as_spec(rubric.spec)):
+            raise RatingJobError(
+                _("rubric：量表 %(key)s 没有可以比较的题目（自由文本和第一级问题不能成对比较）")
+                % {"key": rubric.key},
+                field="rubric",
+            )
+        quality_settings = {**PAIRWISE_DEFAULTS, **(quality_settings or {})}
+        if quality_settings.get("duplicate_rate"):
+            raise RatingJobError(
+                _("quality_settings：成对比较中评分专家不会看到同一段对话两次，不能设重复题"),
+                field="quality_settings",
+            )
     if sample_size is not None and sample_size < 1:
         raise RatingJobError(
             _("sample_size：抽样数量至少为 1（留空表示全部对话）"), field="sample_size"
@@ -105,7 +134,16 @@ def job_create(
         sample_size=sample_size,
         sample_seed=sample_seed,
         created_by=created_by,
+        mode=mode,
     )
+    if pairwise:
+        job.vote_source = VoteSource.objects.create(
+            campaign=campaign,
+            kind=VoteSource.Kind.PAIRWISE_JOB,
+            label=job.name,
+            created_by=created_by,
+        )
+        job.save(update_fields=["vote_source"])
     JobRater.objects.bulk_create([JobRater(job=job, rater=user) for user in pool])
     return job
 
@@ -169,6 +207,11 @@ def gold_item_set(
             % {"purpose": purpose},
             field="purpose",
         )
+    if job.is_pairwise:
+        raise RatingJobError(
+            _("dialogue：成对比较任务的金标题是一对对话，请指明更好的一段和另一段"),
+            field="dialogue",
+        )
     if dialogue.campaign_id != job.campaign_id:
         raise RatingJobError(
             _("dialogue：对话 %(id)s 不属于本任务的评测活动") % {"id": dialogue.pk},
@@ -231,14 +274,72 @@ def gold_item_set(
 
 
 @transaction.atomic
+def gold_pair_set(
+    *,
+    job: RatingJob,
+    better: Dialogue,
+    worse: Dialogue,
+    purpose: str,
+    questions: Sequence[str] | None = None,
+) -> GoldItem:
+    """A pairwise job's onboarding or gold pair: `better` is the side a careful rater chooses
+    (ACUTE-Eval's onboarding shows a good dialogue against an obviously broken one), on every
+    question of the job or on `questions` only."""
+    if not job.is_pairwise:
+        raise RatingJobError(_("job：只有成对比较任务有金标对"), field="job")
+    if purpose not in GoldItem.Purpose.values:
+        raise RatingJobError(
+            _("purpose：必须是 gold（金标题）或 onboarding（入门筛选题），收到 %(purpose)r")
+            % {"purpose": purpose},
+            field="purpose",
+        )
+    if better.pk == worse.pk:
+        raise RatingJobError(_("worse：两边不能是同一段对话"), field="worse")
+    for field, dialogue in (("better", better), ("worse", worse)):
+        if dialogue.campaign_id != job.campaign_id:
+            raise RatingJobError(
+                _("%(field)s：对话 %(id)s 不属于本任务的评测活动")
+                % {"field": field, "id": dialogue.pk},
+                field=field,
+            )
+        used = Assignment.objects.filter(job=job, kind=Assignment.Kind.REAL).filter(
+            Q(dialogue=dialogue) | Q(dialogue_b=dialogue)
+        )
+        if used.exists():
+            raise RatingJobError(
+                _("%(field)s：对话 %(id)s 已作为正式条目分配给评分专家，不能再作金标题或入门筛选题")
+                % {"field": field, "id": dialogue.pk},
+                field=field,
+            )
+    keys = [q.key for q in comparative_questions(as_spec(job.rubric.spec))]
+    chosen = list(questions) if questions else keys
+    unknown = [key for key in chosen if key not in keys]
+    if unknown:
+        raise RatingJobError(
+            _("questions：本任务没有这些问题：%(keys)s") % {"keys": "、".join(unknown)},
+            field="questions",
+        )
+    item, _created = GoldItem.objects.update_or_create(
+        job=job,
+        dialogue=better,
+        defaults={
+            "dialogue_b": worse,
+            "purpose": purpose,
+            "answers": [{"question": key, "turn": None, "value": better.pk} for key in chosen],
+        },
+    )
+    return item
+
+
+@transaction.atomic
 def gold_item_delete(*, job: RatingJob, item: GoldItem) -> None:
     """Remove a gold or onboarding item while no rater was given it: once given, the rater's
     accuracy is measured against its answers."""
     if item.job_id != job.pk:
         raise RatingJobError(_("item：条目 %(id)s 不属于这个任务") % {"id": item.pk}, field="item")
     given = Assignment.objects.filter(
+        Q(dialogue_id=item.dialogue_id) | Q(dialogue_b_id=item.dialogue_id),
         job=job,
-        dialogue_id=item.dialogue_id,
         kind__in=(Assignment.Kind.GOLD, Assignment.Kind.ONBOARDING),
     ).exclude(status=Assignment.Status.REVOKED)
     if given.exists():
@@ -262,6 +363,11 @@ def job_quality_update(*, job: RatingJob, quality_settings: Mapping[str, Any]) -
             field="quality_settings",
         )
     settings = QualitySettings.parse({**job.quality_settings, **quality_settings})
+    if job.is_pairwise and settings.duplicate_rate:
+        raise RatingJobError(
+            _("quality_settings：成对比较中评分专家不会看到同一段对话两次，不能设重复题"),
+            field="quality_settings",
+        )
     job.quality_settings = settings.as_dict()
     job.save(update_fields=["quality_settings"])
     return job
@@ -278,6 +384,9 @@ def job_update(
         _check_deadline(deadline_hours)
         job.deadline_hours = deadline_hours
     job.save(update_fields=["name", "deadline_hours"])
+    if job.vote_source_id is not None:
+        # The votes' source is labelled with the job's name (exports and reports show it).
+        VoteSource.objects.filter(pk=job.vote_source_id).update(label=job.name)
     return job
 
 
@@ -286,4 +395,7 @@ def job_delete(*, job: RatingJob) -> None:
     """Delete a draft job; a job that was opened keeps its ratings (close it instead)."""
     if job.status != RatingJob.Status.DRAFT or job.assignments.exists():
         raise RatingJobError(_("status：只有还没有分配条目的草稿任务可以删除"), field="status")
+    source = job.vote_source_id
     job.delete()
+    if source is not None:
+        VoteSource.objects.filter(pk=source).delete()

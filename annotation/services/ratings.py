@@ -14,8 +14,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.models import Assignment, JobRater, Rating, RatingJob
+from annotation.pairwise import comparative_questions
 from annotation.rubric_spec import AnswerError, Question, as_spec, validate_answer
 from annotation.selectors.rating import OPEN_STATUSES, model_turns
+from annotation.services.pairwise import pairwise_votes_exclude
 from annotation.services.quality import Onboarding, job_quality, onboarding_result
 from annotation.services.rating_assignments import assignments_generate, assignments_revoke_open
 from core.errors import ServiceError
@@ -50,6 +52,9 @@ def check_assignment_access(*, assignment: Assignment, user: User) -> None:
     if assignment.rater_id != user.pk:
         raise PermissionDenied(_("这一条分配给了另一位评分专家。"))
     if not assignment.job.is_live and assignment.dialogue.worker_id == user.pk:
+        raise PermissionDenied(_("不能给自己收集的对话评分。"))
+    other = assignment.dialogue_b
+    if other is not None and other.worker_id == user.pk:
         raise PermissionDenied(_("不能给自己收集的对话评分。"))
 
 
@@ -97,6 +102,8 @@ def rating_save(
     )
     check_assignment_access(assignment=assignment, user=user)
     check_assignment_editable(assignment)
+    if assignment.job.is_pairwise:
+        raise RatingRuleError(_("成对比较任务的答案要选一边并写理由，请在比较页面作答"))
     spec = as_spec(assignment.job.rubric.spec)
     skill = assignment.dialogue.skill.key
     turns = model_turns(assignment.dialogue)
@@ -157,8 +164,16 @@ def missing_answers(assignment: Assignment) -> list[str]:
     """Required answers not given yet, named `key` or `key (turn n)` with n counted from 1.
 
     Free-text questions are optional; questions a failed gate rules out are not required.
+    In a pairwise job every comparative question needs a side and a reason.
     """
     spec = as_spec(assignment.job.rubric.spec)
+    if assignment.job.is_pairwise:
+        given = {
+            r.question
+            for r in Rating.objects.filter(assignment=assignment, value__isnull=False)
+            if r.text.strip()
+        }
+        return [q.key for q in comparative_questions(spec) if q.key not in given]
     turns = model_turns(assignment.dialogue)
     answers = {
         (r.question, r.turn_id): (r.value if r.value is not None else r.text)
@@ -261,12 +276,15 @@ def _after_onboarding_item(assignment: Assignment) -> None:
     state, rate = onboarding_result(job=job, rater=rater)
     if state == Onboarding.FAILED:
         threshold = job_quality(job).onboarding_threshold
+        reason = _("入门筛选准确率 %(rate)s，低于通过线 %(threshold)s") % {
+            "rate": f"{0 if rate is None else rate:.0%}",
+            "threshold": f"{threshold:.0%}",
+        }
         JobRater.objects.filter(job=job, rater=rater).update(
-            state=JobRater.State.FAILED_SCREENING,
-            reason=_("入门筛选准确率 %(rate)s，低于通过线 %(threshold)s")
-            % {"rate": f"{0 if rate is None else rate:.0%}", "threshold": f"{threshold:.0%}"},
-            updated_at=timezone.now(),
+            state=JobRater.State.FAILED_SCREENING, reason=reason, updated_at=timezone.now()
         )
+        if job.is_pairwise:
+            pairwise_votes_exclude(job=job, rater=rater, reason=reason)
         assignments_revoke_open(job, rater)
         assignments_generate(job=job)
     elif state == Onboarding.PASSED:

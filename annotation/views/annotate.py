@@ -12,8 +12,10 @@ from django.views.decorators.http import require_POST
 from annotation.models import Assignment, RatingJob
 from annotation.rubric_spec import AnswerError
 from annotation.selectors import rating as selectors
+from annotation.selectors.pairwise import pairwise_page
 from annotation.services import rating_assignments as services
 from annotation.services import ratings
+from annotation.services.pairwise_answers import pairwise_submit
 from annotation.services.quality import Onboarding, onboarding_result
 from core.access import AuthenticatedHttpRequest, Role, role_required
 
@@ -65,6 +67,9 @@ def annotate_item(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         messages.info(request, _("这一条已不再分配给您。"))
         return redirect("annotation:annotate-next", job_id=assignment.job_id)
     ratings.assignment_start(assignment=assignment)
+    if assignment.job.is_pairwise:
+        context = pairwise_page(assignment=assignment, language=get_language() or "zh-hans")
+        return render(request, "annotation/annotate_pairwise.html", context)
     return render(request, "annotation/annotate_item.html", _page(request, assignment))
 
 
@@ -107,6 +112,8 @@ def annotate_submit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     """Submit the item. With unanswered questions the page comes back with a warning naming
     them; where the rubric counts them as 0 (seed 001) the rater may then confirm."""
     assignment = _assignment_for(request, pk)
+    if assignment.job.is_pairwise:
+        return _pairwise_submit(request, assignment)
     unanswered: list[str] = []
     try:
         ratings.assignment_submit(
@@ -123,3 +130,22 @@ def annotate_submit(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         return redirect("annotation:annotate-next", job_id=assignment.job_id)
     context = _page(request, assignment, submit_error=error, unanswered=unanswered)
     return render(request, "annotation/annotate_item.html", context, status=400)
+
+
+def _pairwise_submit(request: AuthenticatedHttpRequest, assignment: Assignment) -> HttpResponse:
+    """A pairwise item is answered in one form: a side (`side-<key>`) and a reason
+    (`reason-<key>`) per question. A refusal comes back with what was typed kept."""
+    keys = {name.split("-", 1)[1] for name in request.POST if name.startswith(("side-", "reason-"))}
+    posted = {
+        key: (request.POST.get(f"side-{key}", ""), request.POST.get(f"reason-{key}", ""))
+        for key in keys
+    }
+    try:
+        pairwise_submit(assignment=assignment, user=request.user, answers=posted)
+    except AnswerError as exc:
+        context = pairwise_page(
+            assignment=assignment, language=get_language() or "zh-hans", posted=posted
+        )
+        context["submit_error"] = ratings.answer_error_text(exc)
+        return render(request, "annotation/annotate_pairwise.html", context, status=400)
+    return redirect("annotation:annotate-next", job_id=assignment.job_id)

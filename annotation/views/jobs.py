@@ -14,10 +14,12 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.forms import GoldItemForm, QualitySettingsForm, RatingJobForm
+from annotation.job_panels import panels_for
 from annotation.models import GoldItem, RatingJob
 from annotation.selectors import rating as selectors
+from annotation.selectors.pairwise import pairwise_overview
 from annotation.selectors.review import review_status_counts
-from annotation.services import quality
+from annotation.services import pairwise, quality
 from annotation.services import rating_assignments as assignment_services
 from annotation.services import rating_jobs as services
 from annotation.services.quality import QualitySettingsError
@@ -56,6 +58,7 @@ def job_create(request: AuthenticatedHttpRequest) -> HttpResponse:
                 sample_seed=data["sample_seed"] or 0,
                 created_by=request.user,
                 allow_below_minimum=data["allow_below_minimum"],
+                mode=data["mode"] or RatingJob.Mode.ABSOLUTE,
             )
         except assignment_services.RatingJobError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, str(exc))
@@ -103,8 +106,9 @@ def _detail_context(
         "quality": settings,
         "quality_form": quality_form or QualitySettingsForm.for_settings(settings),
         "gold_form": gold_form or _gold_form(job),
-        "gold_items": selectors.gold_items(job),
+        "gold_items": selectors.gold_items(job).select_related("dialogue", "dialogue_b"),
         "notices": notices or {},
+        "pairwise": pairwise_overview(job) if job.is_pairwise else None,
     }
 
 
@@ -121,7 +125,9 @@ def job_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
         return render(request, "annotation/job_detail.html#progress", _detail_context(job))
     # Without JavaScript, "load the questions" comes back here with ?dialogue=…
     gold_form = _gold_form(job, dialogue=request.GET.get("dialogue", ""))
-    return render(request, "annotation/job_detail.html", _detail_context(job, gold_form=gold_form))
+    context = _detail_context(job, gold_form=gold_form)
+    context["panels"] = panels_for(request, job)
+    return render(request, "annotation/job_detail.html", context)
 
 
 def _section(
@@ -274,3 +280,56 @@ def job_rater(
     except assignment_services.RatingJobError as exc:
         messages.error(request, str(exc))
     return redirect("annotation:job-detail", pk=job.pk)
+
+
+@role_required(Role.RESEARCHER)
+@require_POST
+def job_gold_pair(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    """Add a pairwise job's onboarding or gold pair: the better dialogue and the other one
+    (each by id or external id)."""
+    job = _job(pk)
+    refs = {f: request.POST.get(f, "").strip() for f in ("better", "worse")}
+    found = {f: selectors.gold_dialogue(job, ref) if ref else None for f, ref in refs.items()}
+    for field, dialogue in found.items():
+        if dialogue is None:
+            error = _("%(field)s：本任务的评测活动中没有 ID 或外部 ID 为「%(ref)s」的对话") % {
+                "field": field,
+                "ref": refs[field],
+            }
+            return _section(request, job, "gold", error=error)
+    better, worse = found["better"], found["worse"]
+    assert better is not None and worse is not None
+    try:
+        item = services.gold_pair_set(
+            job=job, better=better, worse=worse, purpose=request.POST.get("purpose", "")
+        )
+    except assignment_services.RatingJobError as exc:
+        return _section(request, job, "gold", error=str(exc))
+    notice = _("已保存金标对：对话 %(better)s 优于对话 %(worse)s（%(purpose)s）。") % {
+        "better": item.dialogue_id,
+        "worse": item.dialogue_b_id,
+        "purpose": item.get_purpose_display(),
+    }
+    return _section(request, job, "gold", notice=notice)
+
+
+@role_required(Role.RESEARCHER)
+@require_POST
+def job_rater_votes(
+    request: AuthenticatedHttpRequest, pk: int, rater_id: int, action: str
+) -> HttpResponse:
+    """The switch on a pairwise job's page: count an excluded rater's votes again, or keep
+    them out of the analyses."""
+    job = _job(pk)
+    rater = get_object_or_404(User, pk=rater_id, rating_job_memberships__job=job)
+    if action == "include":
+        n = pairwise.pairwise_votes_include(job=job, rater=rater)
+        notice = _("%(name)s 的 %(n)d 票已计入分析。") % {"name": rater.get_username(), "n": n}
+    else:
+        reason = _("研究者排除")
+        n = pairwise.pairwise_votes_exclude(job=job, rater=rater, reason=reason)
+        notice = _("%(name)s 的 %(n)d 票已排除在分析之外。") % {
+            "name": rater.get_username(),
+            "n": n,
+        }
+    return _section(request, job, "pairwise", notice=notice)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema, extend_schema_field
@@ -27,6 +28,8 @@ from chat.models import (
 )
 from chat.selectors import campaigns as selectors
 from chat.services import campaigns as services
+from chat.services.identity import MAX_IDENTITY_WORD_LENGTH, MAX_IDENTITY_WORDS
+from chat.services.votes import campaign_set_identity_words
 from core.access import request_user
 from core.api import LIST_MAX_ITEMS, BoundedJSONField, model_bounds
 
@@ -79,6 +82,7 @@ class CampaignOutput(serializers.ModelSerializer):
             "invite_token",
             "invite_url",
             "acceptability",
+            "identity_words",
             "interface_language",
             "opening_dataset",
             "opening_count",
@@ -154,6 +158,13 @@ class CampaignInput(serializers.Serializer):
     opening_count = _campaign_int("opening_count")
     opening_seed = _campaign_int("opening_seed")
     status = serializers.ChoiceField(choices=Campaign.Status.choices, required=False)
+    # Pairwise votes: the study's own identity words ([] = the default list; docs/votes.md).
+    identity_words = serializers.ListField(
+        child=serializers.CharField(max_length=MAX_IDENTITY_WORD_LENGTH),
+        allow_empty=True,
+        max_length=MAX_IDENTITY_WORDS,
+        required=False,
+    )
 
 
 def _service_arguments(data: dict[str, Any]) -> dict[str, Any]:
@@ -186,9 +197,12 @@ class CampaignListApi(APIView):
     def post(self, request: Request) -> Response:
         serializer = CampaignInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        campaign = services.campaign_create(
-            created_by=request_user(request), **_service_arguments(serializer.validated_data)
-        )
+        arguments = _service_arguments(serializer.validated_data)
+        words = arguments.pop("identity_words", None)
+        with transaction.atomic():
+            campaign = services.campaign_create(created_by=request_user(request), **arguments)
+            if words is not None:
+                campaign_set_identity_words(campaign=campaign, words=words)
         campaign = selectors.campaign_get(pk=campaign.pk)
         body = CampaignDetailOutput(campaign, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED)
@@ -211,7 +225,11 @@ class CampaignDetailApi(APIView):
             raise ApiValidationError(
                 {"status": ["use POST …/activate/ or …/close/ to change the status"]}
             )
-        services.campaign_update(campaign=campaign, **arguments)
+        words = arguments.pop("identity_words", None)
+        with transaction.atomic():
+            services.campaign_update(campaign=campaign, **arguments)
+            if words is not None:
+                campaign_set_identity_words(campaign=campaign, words=words)
         campaign = selectors.campaign_get(pk=campaign.pk)
         return Response(CampaignDetailOutput(campaign, context={"request": request}).data)
 

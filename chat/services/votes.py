@@ -44,7 +44,8 @@ from chat.services.dialogue_io import (
     _add_backends,
     _campaign_for_import,
 )
-from chat.services.identity import identity_matcher
+from chat.services.identity import clean_identity_words, identity_matcher
+from core.errors import ServiceError
 
 ITEM_MAX_LENGTH = 200  # chat.Vote.item
 VOTER_MAX_LENGTH = 200  # chat.Vote.voter
@@ -578,7 +579,7 @@ def votes_import(
 
 # --- export ---------------------------------------------------------------------------------------
 
-_WINNER_NAMES = {
+_WINNER_NAMES: dict[str, dict[str, str]] = {
     "fastchat": {value: key for key, value in FASTCHAT_WINNERS.items()},
     "plain": {value: key for key, value in PLAIN_WINNERS.items()},
 }
@@ -613,7 +614,7 @@ EXPORT_COLUMNS = {
 def _conversation_json(dialogue: Dialogue | None) -> list[dict[str, str]] | None:
     if dialogue is None:
         return None
-    roles = {Turn.Speaker.USER: "user", Turn.Speaker.SYSTEM: "assistant"}
+    roles: dict[str, str] = {Turn.Speaker.USER: "user", Turn.Speaker.SYSTEM: "assistant"}
     return [{"role": roles[turn.speaker], "content": turn.text} for turn in dialogue.turns.all()]
 
 
@@ -636,6 +637,8 @@ def vote_record(vote: Vote, *, fmt: str, conversations: bool) -> dict[str, Any]:
         if conversations and vote.dialogue_a is not None and vote.dialogue_b is not None:
             record["conversation_a"] = _conversation_json(vote.dialogue_a)
             record["conversation_b"] = _conversation_json(vote.dialogue_b)
+            # The conversations' language, so that the file imports without --language.
+            record["language"] = vote.dialogue_a.language
         return record
     return {
         "item": vote.item,
@@ -690,3 +693,25 @@ def votes_export_lines(*, campaign: Campaign, fmt: str, as_csv: bool) -> Iterato
                 record = vote_record(vote, fmt=fmt, conversations=True)
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
         yield out.getvalue()
+
+
+# --- a study's identity words ---------------------------------------------------------------------
+
+
+class IdentityWordsError(ServiceError):
+    """A study's identity-word list was refused (``field`` is ``identity_words``)."""
+
+    location_style = "prefix"
+
+
+@transaction.atomic
+def campaign_set_identity_words(*, campaign: Campaign, words: object) -> Campaign:
+    """Store a study's own identity-word list (``[]`` = the default list). The flags of votes
+    already imported are left as they are: they were found with the list of their import."""
+    try:
+        cleaned = clean_identity_words(words)
+    except ValueError as exc:
+        raise IdentityWordsError(str(exc), field="identity_words") from None
+    Campaign.objects.filter(pk=campaign.pk).update(identity_words=cleaned)
+    campaign.identity_words = cleaned
+    return campaign

@@ -16,9 +16,11 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from chat.forms import CampaignForm, JoinForm
+from chat.forms_votes import VoteImportForm
 from chat.models import Campaign, Dialogue, Participant
 from chat.selectors import backends as backend_selectors
 from chat.selectors import campaigns as selectors
+from chat.selectors import votes as vote_selectors
 from chat.services import campaigns as campaign_services
 from chat.services import participation as services
 from chat.services.campaigns import CampaignError
@@ -123,6 +125,8 @@ def campaign_detail(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
             "openings": (
                 selectors.opening_usage(campaign=campaign) if campaign.opening_dataset_id else []
             ),
+            "vote_counts": vote_selectors.vote_counts(campaign=campaign),
+            "vote_form": VoteImportForm(),
             "problems": (
                 campaign_services.campaign_readiness_problems(campaign)
                 if campaign.status != Campaign.Status.ACTIVE

@@ -211,13 +211,22 @@ def _wins_groups(wins: np.ndarray) -> tuple[int, np.ndarray]:
     return int(count), labels
 
 
+class DisconnectedVotes(ValueError):
+    """No vote links some groups of systems; ``groups`` holds their indices."""
+
+    def __init__(self, message: str, groups: list[tuple[int, ...]]) -> None:
+        super().__init__(message)
+        self.groups = groups
+
+
 def _check_connected(battles: np.ndarray) -> None:
     groups = _battle_groups(battles)
     if len(groups) > 1:
         listed = "; ".join("{" + ", ".join(map(str, g)) + "}" for g in groups)
-        raise ValueError(
+        raise DisconnectedVotes(
             f"the systems fall into {len(groups)} groups with no vote between them ({listed}): "
-            "their ratings cannot be compared; add votes linking the groups or rate them apart"
+            "their ratings cannot be compared; add votes linking the groups or rate them apart",
+            groups,
         )
 
 

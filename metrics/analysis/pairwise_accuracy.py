@@ -294,7 +294,7 @@ def calibrated_acc23(
         best = np.argmax(numerators, axis=1)
         values.append(numerators[np.arange(len(best)), best] / n)
         epsilons.append(calibrator.thresholds[best])
-    replicates = np.concatenate(values)
+    replicates = np.concatenate(values) if values else np.empty(0)  # samples=0: no interval
     low, high = percentile_interval(replicates, confidence)
     return CalibratedAcc23(
         value=point.acc23,
@@ -303,7 +303,7 @@ def calibrated_acc23(
         low=low,
         high=high,
         replicates=replicates,
-        epsilon_replicates=np.concatenate(epsilons),
+        epsilon_replicates=np.concatenate(epsilons) if epsilons else np.empty(0),
     )
 
 

@@ -479,7 +479,7 @@ def ratio_replicates(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             parts.append(np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), np.nan))
-    return np.concatenate(parts)
+    return np.concatenate(parts) if parts else np.empty(0)  # samples=0: no interval
 
 
 def ratio_interval(

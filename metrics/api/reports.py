@@ -41,6 +41,7 @@ class ReportOutput(serializers.ModelSerializer):
     )
     downloads = serializers.SerializerMethodField()
     figures = serializers.SerializerMethodField()
+    pairwise_files = serializers.SerializerMethodField()
 
     class Meta:
         model = Report
@@ -55,6 +56,7 @@ class ReportOutput(serializers.ModelSerializer):
             "provenance",
             "downloads",
             "figures",
+            "pairwise_files",
             "created_by",
             "created_at",
             "finished_at",
@@ -70,6 +72,14 @@ class ReportOutput(serializers.ModelSerializer):
             fmt: self._url("api-report-download", report, fmt)
             for fmt in selectors.FORMAT_FILES
             if selectors.report_file(report, fmt) is not None
+        }
+
+    def get_pairwise_files(self, report: Report) -> dict[str, str]:
+        """The pairwise section's files (leaderboard, agreement, accuracy CSVs, XLSX, LaTeX,
+        JSON, figures) → URL; empty without a pairwise section."""
+        return {
+            name: self._url("api-report-pairwise-file", report, name)
+            for name in selectors.report_pairwise_files(report)
         }
 
     def get_figures(self, report: Report) -> dict[str, str]:
@@ -98,9 +108,12 @@ class ReportListCreateApi(generics.ListAPIView):
         name = serializers.CharField(max_length=services.NAME_MAX_LENGTH)
         config = BoundedJSONField(
             max_items=1000,
-            help_text="metric_runs (ids), rating_jobs (ids), and optionally metrics, dimensions, "
-            "level (turn|dialogue|system), grouping (skill|dataset|none), system_scores "
-            "(mean|corpus), methods, bootstrap, seed",
+            help_text="metric_runs (ids), rating_jobs (ids; optional with pairwise), and "
+            "optionally metrics, dimensions, level (turn|dialogue|system), grouping "
+            "(skill|dataset|none), system_scores (mean|corpus), methods, bootstrap, seed, "
+            "pairwise ({voters, judge_rule, include_identity_leaks, include_excluded, interval, "
+            "anchor} or {} for the defaults: the studies' vote rankings, agreement and each "
+            "metric's pairwise accuracy)",
         )
 
         def validate_config(self, value: object) -> dict:
@@ -170,6 +183,19 @@ class ReportFigureApi(APIView):
         path = selectors.report_figure(report, name)
         if path is None:
             raise Http404("no such figure")
+        content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        return file_download(
+            path, content_type=content_type, filename=f"report-{report.pk}-{path.name}"
+        )
+
+
+class ReportPairwiseFileApi(APIView):
+    @extend_schema(responses={(200, "application/octet-stream"): OpenApiResponse(description="")})
+    def get(self, request: Request, pk: int, name: str) -> FileResponse:
+        report = get_object_or_404(Report, pk=pk)
+        path = selectors.report_pairwise_file(report, name)
+        if path is None:
+            raise Http404("no such pairwise file")
         content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         return file_download(
             path, content_type=content_type, filename=f"report-{report.pk}-{path.name}"

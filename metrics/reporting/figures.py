@@ -143,10 +143,15 @@ def metric_correlation_figure(
 
 
 def _figures(study: CorrelationStudy, text: FigureText) -> dict[str, Figure]:
-    figures = {
-        f"heatmap_{method}": correlation_heatmap(study, method, text)
-        for method in study.config.methods
-    }
+    # No correlations (a pairwise report without rating jobs): no heatmap of nothing.
+    figures = (
+        {
+            f"heatmap_{method}": correlation_heatmap(study, method, text)
+            for method in study.config.methods
+        }
+        if study.cells
+        else {}
+    )
     for group in study.groups:
         matrices = [m for m in study.metric_correlations if m.group == group and m.metrics]
         if matrices:

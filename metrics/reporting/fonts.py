@@ -146,6 +146,7 @@ def figure_style() -> Iterator[FigureNotes]:
     """
     status = font_status()
     notes = FigureNotes(degraded=status.degraded)
+    others: list[warnings.WarningMessage] = []
     with (
         mpl.rc_context(
             {
@@ -169,6 +170,8 @@ def figure_style() -> Iterator[FigureNotes]:
                 if match:
                     notes.missing.add(chr(int(match.group(1))))
                 else:
-                    warnings.warn_explicit(
-                        warning.message, warning.category, warning.filename, warning.lineno
-                    )
+                    others.append(warning)
+    # Re-raised once the recording has ended: inside it, each would be recorded again, and the
+    # loop above would never reach the end of the list it was appending to.
+    for warning in others:
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)

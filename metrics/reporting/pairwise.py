@@ -97,7 +97,7 @@ FILES = (*CSV_FILES, "pairwise.xlsx", "pairwise.tex", "pairwise.json", *FIGURES)
 
 
 def _question(value: str | None) -> str:
-    return "overall" if not value else value
+    return value or "overall"
 
 
 def section_tables(section: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:

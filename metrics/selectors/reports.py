@@ -113,6 +113,22 @@ def report_figure(report: Report, name: str, language: str | None = None) -> Pat
     return folder / name
 
 
+def report_pairwise_files(report: Report) -> list[str]:
+    """The files of the report's pairwise section (names its computation recorded)."""
+    if not report.files_dir or report.status != JobStatus.DONE:
+        return []
+    section = (report.results or {}).get("extensions", {}).get("pairwise") or {}
+    return [str(name) for name in section.get("files", [])]
+
+
+def report_pairwise_file(report: Report, name: str) -> Path | None:
+    """One file of the pairwise section, only by a name the section lists (no path tricks)."""
+    if name not in report_pairwise_files(report):
+        return None
+    path = Path(report.files_dir) / name
+    return path if path.is_file() else None
+
+
 def report_list() -> QuerySet[Report]:
     """Every report; researchers share their studies (access is checked by the caller)."""
     return Report.objects.select_related("created_by").order_by("-created_at")
@@ -128,7 +144,13 @@ def report_metric_runs() -> QuerySet[MetricRun]:
 
 
 def report_rating_jobs() -> QuerySet[RatingJob]:
-    return RatingJob.objects.select_related("campaign", "rubric").order_by("-created_at")
+    """Rating jobs with human scores to correlate: a pairwise job's answers are votes (the
+    report's pairwise section reads them), not scores."""
+    return (
+        RatingJob.objects.exclude(mode=RatingJob.Mode.PAIRWISE)
+        .select_related("campaign", "rubric")
+        .order_by("-created_at")
+    )
 
 
 def run_metric_names(*, runs: Iterable[MetricRun]) -> list[str]:

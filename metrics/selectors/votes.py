@@ -91,10 +91,14 @@ def vote_rows(
     question: str | None = None,
     include_identity_leaks: bool = False,
     include_excluded: bool = False,
+    source_id: int | None = None,
 ) -> VoteRows:
-    """The selected votes in the order they were cast; ``left_out`` counts the identity-leak
-    and quality-excluded votes that matched otherwise but were not read."""
+    """The selected votes in the order they were cast (only one source's, e.g. one rating
+    job's, with ``source_id``); ``left_out`` counts the identity-leak and quality-excluded votes
+    that matched otherwise but were not read."""
     votes = Vote.objects.filter(campaign_id__in=campaign_ids, **voter_filter(voters))
+    if source_id is not None:
+        votes = votes.filter(source_id=source_id)
     if question is not None:
         votes = votes.filter(question=question)
     left_out: dict[str, int] = {}
@@ -129,7 +133,7 @@ def vote_rows(
                     system_b=names[system_b],
                     outcome=OUTCOME_CODES[Vote.Outcome(outcome)],
                     voter=voter,
-                    voter_kind=kind,
+                    voter_kind="judge" if kind == Vote.VoterKind.JUDGE else "human",
                     question=vote_question,
                     turn=turn,
                 ),

@@ -22,7 +22,7 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -116,7 +116,9 @@ def _ranking_votes(votes: list[PairwiseVote], judge_rule: str) -> list[PairwiseV
     return humans + agreement.conservative_votes(judges)
 
 
-def _signature(result: bt.BradleyTerryResult, systems: list[str], options: Mapping[str, Any]):
+def _signature(
+    result: bt.BradleyTerryResult, systems: list[str], options: Mapping[str, Any]
+) -> str:
     """What the numbers depend on, in one line (the prior is never silent)."""
     parts = [
         "bradley-terry",
@@ -155,14 +157,14 @@ def leaderboard(
     battle-count and predicted-probability matrices, online Elo, and per adjacent pair whether
     their intervals separate and how many more votes would separate them."""
     votes = _ranking_votes(votes, options["judge_rule"])
-    systems = sorted({v.system_a for v in votes} | {v.system_b for v in votes})
+    systems = sorted({str(v.system_a) for v in votes} | {str(v.system_b) for v in votes})
     if len(systems) < 2:
         raise PairwiseDataError(
             "no votes to rank" if not votes else f"only one system ({systems[0]}) was voted on"
         )
     index = {name: i for i, name in enumerate(systems)}
-    a = np.array([index[v.system_a] for v in votes], dtype=np.int64)
-    b = np.array([index[v.system_b] for v in votes], dtype=np.int64)
+    a = np.array([index[str(v.system_a)] for v in votes], dtype=np.int64)
+    b = np.array([index[str(v.system_b)] for v in votes], dtype=np.int64)
     outcome = np.array([v.outcome for v in votes], dtype=np.int8)
     counts = bt.pair_counts(a, b, outcome, len(systems))
     anchor = None
@@ -171,7 +173,9 @@ def leaderboard(
         if name not in index:
             raise PairwiseDataError(f"the anchor system {name!r} has no votes here")
         anchor = (index[name], options["anchor"]["rating"])
-    interval = options["interval"] if rounds else "sandwich"
+    interval: Literal["bootstrap", "sandwich"] = (
+        "bootstrap" if rounds and options["interval"] == "bootstrap" else "sandwich"
+    )
     try:
         result = bt.bradley_terry(
             counts,
@@ -181,8 +185,12 @@ def leaderboard(
             anchor=anchor,
             interval=interval,
         )
-    except ValueError as exc:  # a battle graph in pieces: named by the kernel
-        raise PairwiseDataError(str(exc)) from None
+    except bt.DisconnectedVotes as exc:
+        listed = "; ".join("{" + ", ".join(systems[i] for i in group) + "}" for group in exc.groups)
+        raise PairwiseDataError(
+            f"no vote links these groups of systems, so their ratings cannot be compared: "
+            f"{listed}; add votes between the groups or rank them apart"
+        ) from None
     elo = bt.online_elo(a, b, outcome, len(systems))
     order = np.argsort(-result.ratings, kind="stable")
     rows = [
@@ -358,6 +366,47 @@ def _csv_value(value: Any) -> Any:
     return f"{value:.4f}" if isinstance(value, float) else value
 
 
+# --- a pairwise rating job's page -------------------------------------------------------------
+
+
+def job_pairwise_summary(
+    *, campaign_id: int, source_id: int, include_excluded: bool = False, rounds: int = 200
+) -> dict[str, Any]:
+    """A pairwise (ACUTE-style) rating job's votes: a leaderboard per question and the raters'
+    agreement (MT-Bench's, with and without ties); votes of raters excluded by quality control
+    are left out (and counted) unless ``include_excluded``."""
+    rows = vote_selectors.vote_rows(
+        campaign_ids=[campaign_id],
+        voters="humans",
+        include_excluded=include_excluded,
+        include_identity_leaks=True,
+        source_id=source_id,
+    )
+    by_question: dict[str, list[PairwiseVote]] = defaultdict(list)
+    for row in rows.votes:
+        by_question[row.vote.question].append(row.vote)
+    options = {**PAIRWISE_DEFAULTS, "include_excluded": include_excluded}
+    boards, problems = [], []
+    for question in sorted(by_question):
+        try:
+            board = leaderboard(
+                by_question[question], options=options, rounds=rounds, question=question
+            )
+        except PairwiseDataError as exc:
+            problems.append(f"{question or 'overall'}: {exc}")
+            continue
+        board.pop("replicates", None)
+        boards.append(board)
+    plain = [row.vote for row in rows.votes]
+    return {
+        "votes": len(plain),
+        "left_out": rows.left_out,
+        "leaderboards": boards,
+        "notes": problems,
+        "agreement": _agreement_rows(agreement.human_agreement(plain, samples=rounds)),
+    }
+
+
 # --- the report section -------------------------------------------------------------------------
 
 
@@ -406,7 +455,9 @@ def pairwise_report_section(config: Mapping[str, Any]) -> dict[str, Any] | None:
         except PairwiseDataError as exc:
             problems.append(f"{question or 'overall'}: {exc}")
     human = [row for row in everything.votes if row.vote.voter_kind == "human"]
-    judges = sorted({row.vote.voter for row in everything.votes if row.vote.voter_kind == "judge"})
+    judges = sorted(
+        {str(row.vote.voter) for row in everything.votes if row.vote.voter_kind == "judge"}
+    )
     section: dict[str, Any] = {
         "options": dict(options),
         "left_out": ranked.left_out,
@@ -432,7 +483,14 @@ def pairwise_report_section(config: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _agreement_rows(results: list[agreement.Agreement], **extra: Any) -> list[dict[str, Any]]:
-    return [{**extra, **asdict(result)} for result in results]
+    """The kernel's rows; the pooled ones (``question`` None) only when there are several
+    questions to pool (with one they repeat it)."""
+    questions = {result.question for result in results if result.question is not None}
+    return [
+        {**extra, **asdict(result)}
+        for result in results
+        if result.question is not None or len(questions) > 1
+    ]
 
 
 def _agreement(
@@ -483,9 +541,7 @@ def _position_bias(votes: list[vote_selectors.StoredVote]) -> list[dict[str, Any
         bias = agreement.position_bias_counts(humans, voter="humans (all)")
         pooled = [{**asdict(bias), "voter": "humans (all)", "kind": "humans"}]
     judges = [row for row in rows if row["kind"] == "judge"]
-    people = sorted(
-        (row for row in rows if row["kind"] == "human"), key=lambda row: -row["votes"]
-    )
+    people = sorted((row for row in rows if row["kind"] == "human"), key=lambda row: -row["votes"])
     return judges + pooled + people
 
 
@@ -504,7 +560,8 @@ def _accuracy(
     acc23 (WMT 2023), with intervals; system-level ranking agreement with the leaderboard."""
     with_dialogues = [row for row in human if row.dialogue_a and row.dialogue_b]
     dialogue_ids = sorted(
-        {row.dialogue_a for row in with_dialogues} | {row.dialogue_b for row in with_dialogues}
+        {row.dialogue_a for row in with_dialogues if row.dialogue_a is not None}
+        | {row.dialogue_b for row in with_dialogues if row.dialogue_b is not None}
     )
     scores = vote_selectors.voted_dialogue_scores(
         run_ids=run_ids, metrics=metrics, dialogue_ids=dialogue_ids
@@ -517,13 +574,14 @@ def _accuracy(
         if not by_unit:
             continue
         for question in questions:
-            picked = [
-                (row, _score(by_unit, row.dialogue_a, row.vote.turn),
-                 _score(by_unit, row.dialogue_b, row.vote.turn))
-                for row in with_dialogues
-                if row.vote.question == question
-            ]
-            picked = [(row, x, y) for row, x, y in picked if x is not None and y is not None]
+            picked: list[tuple[vote_selectors.StoredVote, float, float]] = []
+            for row in with_dialogues:
+                if row.vote.question != question:
+                    continue
+                x = _score(by_unit, row.dialogue_a, row.vote.turn)
+                y = _score(by_unit, row.dialogue_b, row.vote.turn)
+                if x is not None and y is not None:
+                    picked.append((row, x, y))
             if not picked:
                 continue
             outcome = np.array([row.vote.outcome for row, _, _ in picked], dtype=np.int64)
@@ -580,7 +638,9 @@ def _accuracy(
     return out
 
 
-def _score(by_unit: Mapping[tuple[int, int], float], dialogue: int | None, turn: int):
+def _score(
+    by_unit: Mapping[tuple[int, int], float], dialogue: int | None, turn: int
+) -> float | None:
     """The metric's score of the compared reply: its dialogue-level score, else the turn-level
     score of the vote's turn (the t-th model reply)."""
     if dialogue is None:
@@ -598,8 +658,8 @@ def _system_level(
         return {}
     sums: dict[str, list[float]] = defaultdict(list)
     for row, x, y in picked:
-        sums[row.vote.system_a].append(x)
-        sums[row.vote.system_b].append(y)
+        sums[str(row.vote.system_a)].append(x)
+        sums[str(row.vote.system_b)].append(y)
     systems = board["matrix_systems"]
     ratings = np.array([row["rating"] for row in board["systems"]], dtype=float)
     means = np.array([np.mean(sums[s]) if sums.get(s) else np.nan for s in systems])
@@ -641,9 +701,7 @@ def _vs_absolute(
     replicates = np.array(board["replicates"]) if board.get("replicates") else None
     from metrics.selectors.reports import human_score_rows, metric_score_rows
 
-    absolute: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
+    absolute: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     if job_ids and config.get("dimensions"):
         for row in human_score_rows(
             jobs=list(RatingJob.objects.filter(pk__in=job_ids)),
@@ -663,9 +721,7 @@ def _vs_absolute(
             absolute[("metric", row.name)][row.unit].append(row.value)
     out = []
     for (kind, name), by_system in sorted(absolute.items()):
-        values = np.array(
-            [np.mean(by_system[s]) if by_system.get(s) else np.nan for s in systems]
-        )
+        values = np.array([np.mean(by_system[s]) if by_system.get(s) else np.nan for s in systems])
         agreed = accuracy.system_agreement(ratings, values)
         entry = {
             "kind": kind,

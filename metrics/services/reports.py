@@ -581,6 +581,8 @@ def _compute(report_id: int, owner: str, beat: Heartbeat) -> None:
                 report_id, 10 + int(80 * fraction), beat
             ),
         )
+        if not jobs:  # a pairwise report: no human scores to align the metrics with
+            study = dataclasses.replace(study, coverage=(), warnings=())
         beat.check()
         sections = report_extensions.compute_all(config)
         beat.check()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import mimetypes
-from pathlib import Path
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -55,7 +54,12 @@ def report_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     # The researcher home's "correlate" step also chooses the rating job.
     chosen = [v for v in request.GET.getlist("metric_runs") if v.isdigit()]
     jobs = [v for v in request.GET.getlist("rating_jobs") if v.isdigit()]
-    form = ReportForm(request.POST or None, initial={"metric_runs": chosen, "rating_jobs": jobs})
+    initial = {
+        "metric_runs": chosen,
+        "rating_jobs": jobs,
+        "pairwise": request.GET.get("pairwise") == "1",
+    }
+    form = ReportForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
             report = services.report_create(
@@ -192,14 +196,10 @@ def report_figure(request: HttpRequest, pk: int, name: str) -> FileResponse:
 @role_required(Role.RESEARCHER)
 def report_pairwise_file(request: HttpRequest, pk: int, name: str) -> FileResponse:
     """A file of the report's pairwise section (leaderboard, agreement, accuracy, figures)."""
-    from metrics.reporting.pairwise import FILES
-
     report = get_object_or_404(Report, pk=pk)
-    if name not in FILES or not report.files_dir:
-        raise Http404("No such file.")
-    path = Path(report.files_dir) / name
-    if not path.is_file():
-        raise Http404("This report has no pairwise section.")
+    path = selectors.report_pairwise_file(report, name)
+    if path is None:
+        raise Http404("This report has no such pairwise file.")
     inline = name.endswith(".png") and request.GET.get("download") != "1"
     return file_download(
         path,

@@ -15,6 +15,7 @@ def test_the_preset_rubrics_are_loaded_by_a_migration():
         "likert",
         "dslc3-open",
         "dslc3-situation",
+        "acute-eval",
     }
     for rubric in presets:
         assert validate_spec(rubric.spec).key == rubric.key

@@ -50,7 +50,8 @@ def _as(user) -> Client:
         # The demo's rated study puts every next-step branch to work (metrics, then a report).
         # A researcher's pages read their workspace memberships once (core.access).
         ("researcher", "home", 24),
-        ("researcher", "campaign", 19),
+        # The campaign page counts its pairwise votes in one query (chat.selectors.votes).
+        ("researcher", "campaign", 20),
         ("worker", "home", 10),
         ("worker", "chat", 8),
         ("expert", "home", 22),

@@ -19,7 +19,7 @@ from django.test import Client
 from django.urls import NoReverseMatch, URLPattern, URLResolver, get_resolver, reverse
 
 from annotation.models import Assignment, GoldItem, RatingImport, RatingJob, Review, Rubric
-from chat.models import Backend, Campaign, Dataset, Dialogue, Sample, StaticRun
+from chat.models import Backend, Campaign, Dataset, Dialogue, Sample, StaticRun, Vote, VoteSource
 from core.access import Role, workspace_objects, workspace_scope
 from core.models import AuditEvent, Membership, Workspace, WorkspaceScoped
 from judges.models import Judge
@@ -54,7 +54,7 @@ OWNED = (
     FollowupSelection,
     Judge,
 )
-SCOPED_CHILDREN = (Sample, Dialogue, StaticRun, Review, GoldItem, Assignment)
+SCOPED_CHILDREN = (Sample, Dialogue, StaticRun, Review, GoldItem, Assignment, VoteSource, Vote)
 
 
 def _client(user: User) -> Client:
@@ -97,6 +97,9 @@ def groups(db) -> dict[str, Any]:
         RatingImport.objects.create(pk=ID, campaign=campaign, rubric=custom, filename=SECRET)
         run = MetricRun.objects.create(pk=ID, name=f"{SECRET}-run", campaign=campaign, metrics=[])
         Report.objects.create(pk=ID, name=f"{SECRET}-report", config={"runs": [run.pk]})
+        VoteSource.objects.create(
+            pk=ID, campaign=campaign, kind=VoteSource.Kind.IMPORT, label=SECRET
+        )
         TrainedDiscriminator.objects.create(pk=ID, name=f"{SECRET}-disc", dataset=dataset)
         FollowupSelection.objects.create(
             pk=ID,
@@ -481,3 +484,25 @@ def test_a_queryset_declared_in_a_lazily_loaded_view_module_is_scoped_per_reques
 
     assert names_for(groups["ana"]) == f"{SECRET}-backend"  # loads the module, in A's scope
     assert names_for(groups["ben"]) == "乙组-backend"
+
+
+def test_votes_of_a_study_of_a_are_not_listed_or_exported_to_b(groups):
+    """The vote API names its study in the query, which the route matrix does not fill in."""
+    with workspace_scope(groups["a"]):
+        Vote.objects.create(
+            pk=ID,
+            campaign_id=ID,
+            source_id=ID,
+            item=f"{SECRET}-item",
+            system_a_id=ID,
+            system_b=BackendFactory(name="甲组-other"),
+            outcome=Vote.Outcome.A,
+            voter_kind=Vote.VoterKind.HUMAN,
+            voter=f"{SECRET}-voter",
+        )
+    ben = _client(groups["ben"])
+    listed = ben.get(reverse("api-vote-list"), {"study": ID})
+    assert listed.status_code == 200 and listed.json()["count"] == 0
+    assert ben.get(reverse("api-vote-export"), {"study": ID}).status_code == 404
+    ana = _client(groups["ana"])
+    assert ana.get(reverse("api-vote-list"), {"study": ID}).json()["count"] == 1

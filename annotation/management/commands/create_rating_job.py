@@ -1,6 +1,11 @@
 """`manage.py create_rating_job --name N --campaign C --rubric msde [--raters 3]
 [--sample-size 500 --sample-seed 1] [--open]`.
 
+A pairwise (ACUTE-Eval) job: `--mode pairwise --questions acute --raters-per-pair 3
+[--onboarding BETTER:WORSE ...] [--gold BETTER:WORSE ...]` (dialogue ids or external ids; the
+better dialogue first); `--questions rubric --rubric likert` asks a rubric's dimensions
+comparatively.
+
 The same validation as the job pages and `POST /api/rating-jobs/`; `--open` assigns the accepted
 dialogues to the expert pool at once.
 """
@@ -14,10 +19,12 @@ from django.contrib.auth.models import User
 from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 
+from annotation.models import RatingJob
+from annotation.selectors.rating import gold_dialogue
 from annotation.selectors.rubrics import RubricLookupError, rubric_by_ref
 from annotation.services.rating_assignments import RatingJobError
-from annotation.services.rating_jobs import job_create, job_open
-from chat.models import Campaign, StaticRun
+from annotation.services.rating_jobs import gold_pair_set, job_create, job_open
+from chat.models import Campaign, Dialogue, StaticRun
 from core.commands import WorkspaceCommand
 
 
@@ -27,7 +34,25 @@ class Command(WorkspaceCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--name", required=True)
         parser.add_argument("--campaign", required=True, help="campaign name")
-        parser.add_argument("--rubric", required=True, help="KEY or KEY:VERSION, e.g. msde")
+        parser.add_argument("--rubric", help="KEY or KEY:VERSION, e.g. msde")
+        parser.add_argument("--mode", choices=["absolute", "pairwise"], default="absolute")
+        parser.add_argument(
+            "--questions",
+            choices=["acute", "rubric"],
+            default="acute",
+            help="pairwise: ACUTE-Eval's four questions, or --rubric's asked comparatively",
+        )
+        parser.add_argument("--raters-per-pair", type=int, help="pairwise: raters per pair")
+        parser.add_argument(
+            "--onboarding",
+            nargs="*",
+            default=[],
+            metavar="BETTER:WORSE",
+            help="pairwise: onboarding pairs with their known better side",
+        )
+        parser.add_argument(
+            "--gold", nargs="*", default=[], metavar="BETTER:WORSE", help="pairwise: gold pairs"
+        )
         parser.add_argument("--static-run", type=int, help="only the dialogues of this run")
         parser.add_argument("--raters", type=int, default=3, help="raters per dialogue")
         parser.add_argument("--experts", default="", help="comma-separated usernames (pool)")
@@ -46,10 +71,27 @@ class Command(WorkspaceCommand):
         campaign = Campaign.objects.filter(name=options["campaign"]).first()
         if campaign is None:
             raise CommandError(f"--campaign: no campaign named {options['campaign']!r}")
+        pairwise = options["mode"] == "pairwise"
+        ref = options["rubric"]
+        if pairwise and options["questions"] == "acute":
+            if ref:
+                raise CommandError(
+                    "--rubric: not with --questions acute (its questions are ACUTE's)"
+                )
+            ref = "acute-eval"
+        if not ref:
+            raise CommandError("--rubric is required")
         try:
-            rubric = rubric_by_ref(options["rubric"])
+            rubric = rubric_by_ref(ref)
         except RubricLookupError as exc:
             raise CommandError(f"--rubric: {exc}") from exc
+        raters_per_item = options["raters"]
+        if options["raters_per_pair"] is not None:
+            if not pairwise:
+                raise CommandError("--raters-per-pair: only with --mode pairwise")
+            raters_per_item = options["raters_per_pair"]
+        if not pairwise and (options["onboarding"] or options["gold"]):
+            raise CommandError("--onboarding/--gold pairs: only with --mode pairwise")
         static_run = None
         if options["static_run"] is not None:
             static_run = StaticRun.objects.filter(pk=options["static_run"]).first()
@@ -74,7 +116,8 @@ class Command(WorkspaceCommand):
                     rubric=rubric,
                     created_by=None,
                     static_run=static_run,
-                    raters_per_dialogue=options["raters"],
+                    raters_per_dialogue=raters_per_item,
+                    mode=options["mode"],
                     raters=raters,
                     quality_settings=quality,
                     deadline_hours=options["deadline_hours"],
@@ -82,6 +125,10 @@ class Command(WorkspaceCommand):
                     sample_size=options["sample_size"],
                     sample_seed=options["sample_seed"],
                 )
+                for purpose in ("onboarding", "gold"):
+                    for index, spec in enumerate(options[purpose]):
+                        better, worse = _pair(job, spec, f"--{purpose}[{index}]")
+                        gold_pair_set(job=job, better=better, worse=worse, purpose=purpose)
                 if options["open"]:
                     job = job_open(job=job)
         except RatingJobError as exc:
@@ -91,3 +138,15 @@ class Command(WorkspaceCommand):
             f"created rating job {job.name!r} (id {job.pk}, {job.status}, {rubric}); "
             f"{assigned} assignment(s)"
         )
+
+
+def _pair(job: RatingJob, spec: str, where: str) -> tuple[Dialogue, Dialogue]:
+    """BETTER:WORSE → the two dialogues of the job's campaign (id or external id)."""
+    refs = spec.split(":")
+    if len(refs) != 2 or not all(r.strip() for r in refs):
+        raise CommandError(f"{where}: expected BETTER:WORSE, got {spec!r}")
+    found = [gold_dialogue(job, ref) for ref in refs]
+    for ref, dialogue in zip(refs, found, strict=True):
+        if dialogue is None:
+            raise CommandError(f"{where}: no dialogue {ref!r} in campaign {job.campaign.name!r}")
+    return found[0], found[1]  # type: ignore[return-value]  # None refused above

@@ -31,9 +31,7 @@ class Command(WorkspaceCommand):
         parser.add_argument(
             "--question", default=None, help='rubric question key ("" = overall votes)'
         )
-        parser.add_argument(
-            "--voters", default="humans", help="humans, judge:<key>[-v<N>] or all"
-        )
+        parser.add_argument("--voters", default="humans", help="humans, judge:<key>[-v<N>] or all")
         parser.add_argument(
             "--judge-rule",
             choices=pairwise.JUDGE_RULES,
@@ -41,9 +39,7 @@ class Command(WorkspaceCommand):
             help="a judge's two orders as two votes, or one by MT-Bench's conservative rule",
         )
         parser.add_argument("--interval", choices=pairwise.INTERVALS, default="bootstrap")
-        parser.add_argument(
-            "--anchor", default=None, help="SYSTEM=RATING: fix one system's rating"
-        )
+        parser.add_argument("--anchor", default=None, help="SYSTEM=RATING: fix one system's rating")
         parser.add_argument(
             "--include-identity-leaks", action="store_true", help="count flagged votes too"
         )

@@ -181,3 +181,13 @@ def test_kendall_tau_interval_rows_equal_scipy_fixed_and_paired() -> None:
         assert (result.low, result.high) == (pytest.approx(low), pytest.approx(high))
     with pytest.raises(ValueError, match="rounds × systems"):
         kendall_tau_interval(ratings, paired[:, :3])
+
+
+def test_no_resamples_give_the_point_values_without_intervals() -> None:
+    human = np.array([0, 1, 2, 0, 1])
+    score_a = np.array([0.9, 0.1, 0.5, 0.2, 0.4])
+    score_b = np.array([0.1, 0.8, 0.5, 0.6, 0.3])
+    calibrated = calibrated_acc23(human, score_a, score_b, samples=0)
+    assert calibrated.low is None and calibrated.high is None and calibrated.value is not None
+    tie_free = accuracy_without_ties(human, score_a, score_b, samples=0)
+    assert tie_free.low is None and tie_free.value == pytest.approx(2 / 4)

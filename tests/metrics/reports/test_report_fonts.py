@@ -162,3 +162,17 @@ def test_report_figure_fonts_shipped_ignores_installed_cjk_fonts(monkeypatch) ->
         assert _draw(LABELS) == []
     finally:
         font_status.cache_clear()
+
+
+def test_a_warning_other_than_a_missing_glyph_ends_the_block_and_is_raised_once() -> None:
+    # It used to be re-raised inside the recording block, recorded again, and the loop over
+    # the recorded warnings never ended (a report without rating jobs hung on its figures).
+    import warnings as warnings_module
+
+    from metrics.reporting.fonts import figure_style
+
+    with warnings_module.catch_warnings(record=True) as outside:
+        warnings_module.simplefilter("always")
+        with figure_style():
+            warnings_module.warn("Mean of empty slice", RuntimeWarning, stacklevel=1)
+    assert [str(w.message) for w in outside] == ["Mean of empty slice"]

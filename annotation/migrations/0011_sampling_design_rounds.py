@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0009_workspace_required"),
+        ("annotation", "0010_pairwise_jobs"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
