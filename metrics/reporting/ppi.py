@@ -43,8 +43,6 @@ ESTIMATE_FIELDS = [
 ]
 CURVE_FIELDS = ["system", "ratings", "width_human_only", "width_ppi"]
 CSV_FILES = {"ppi_estimates.csv": ESTIMATE_FIELDS, "ppi_widths.csv": CURVE_FIELDS}
-FIGURES = ("ppi_widths.png",)
-FILES = (*CSV_FILES, "ppi.xlsx", "ppi.tex", "ppi.json", *FIGURES)
 
 
 def section_tables(section: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:

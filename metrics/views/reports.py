@@ -212,14 +212,10 @@ def report_pairwise_file(request: HttpRequest, pk: int, name: str) -> FileRespon
 @role_required(Role.RESEARCHER)
 def report_ppi_file(request: HttpRequest, pk: int, name: str) -> FileResponse:
     """A file of the report's "Human + judge" section (estimates, widths, the width figure)."""
-    from metrics.reporting.ppi import FILES
-
     report = get_object_or_404(Report, pk=pk)
-    if name not in FILES or not report.files_dir:
-        raise Http404("No such file.")
-    path = Path(report.files_dir) / name
-    if not path.is_file():
-        raise Http404("This report has no human + judge section.")
+    path = selectors.report_section_file(report, "ppi", name)
+    if path is None:
+        raise Http404("This report has no such human + judge file.")
     inline = name.endswith(".png") and request.GET.get("download") != "1"
     return file_download(
         path,
