@@ -68,6 +68,18 @@ def _ppi_files(section: Any) -> dict[str, bytes]:
     return ppi_files(section)
 
 
+def _job_runs_in_rounds(job: Any) -> bool:
+    return bool(job.stopping_rule) and not job.is_pairwise
+
+
+def _job_rounds_panel(request: Any, job: Any) -> Any:
+    from django.template.loader import render_to_string
+
+    from metrics.services.ppi_rounds import rounds_panel
+
+    return render_to_string("metrics/job_rounds_panel.html", rounds_panel(job), request=request)
+
+
 def _job_is_pairwise(job: Any) -> bool:
     return bool(job.is_pairwise and job.vote_source_id)
 
@@ -100,6 +112,13 @@ class MetricsConfig(AppConfig):
         job_panels.register(
             job_panels.JobPanel(
                 name="pairwise", applies=_job_is_pairwise, render=_job_pairwise_panel
+            )
+        )
+
+        # A job in rounds (issue 28): progress toward its stopping rule, ratings still needed.
+        job_panels.register(
+            job_panels.JobPanel(
+                name="rounds", applies=_job_runs_in_rounds, render=_job_rounds_panel
             )
         )
 

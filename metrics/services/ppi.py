@@ -167,6 +167,12 @@ def job_ppi_data(
 ) -> tuple[JobDesign, list[SystemData], str]:
     """The design, each system's data and, for a design that cannot give an unbiased estimate,
     why not ("" when it can)."""
+    if job.is_pairwise:
+        raise PPIError(
+            "a pairwise job's answers are votes between systems, not scores of dialogues: "
+            "its ranking is on the job's pairwise panel",
+            field="job",
+        )
     design = job_design(job)
     population = _population(job, design)
     human = job_question_scores(job=job, question=question)

@@ -33,6 +33,7 @@ from annotation.models import RatingJob, RatingRound
 from annotation.scoring import OVERALL
 from annotation.selectors.sampling import job_design
 from annotation.services.rating_assignments import assignments_generate
+from core.errors import ServiceError
 from metrics.analysis.ppi import mean_estimate, mean_lambda, z_value
 from metrics.analysis.ppi_planning import (
     Cell,
@@ -75,6 +76,8 @@ def stopping_rule_set(
     already drew a simple random sample per system (equal inclusion probabilities within each
     system, no rule yet) keeps that sample as its first round — the researcher with a random
     20 % rated sets a target and the job goes on from there; ``first_round`` is then ignored."""
+    if job.is_pairwise:
+        raise PPIError("a pairwise job's answers are votes and cannot run in rounds", field="kind")
     continuing = _continuing_design(job)
     if job.is_live:
         raise PPIError("a live job rates while chatting and cannot run in rounds", field="kind")
@@ -331,3 +334,11 @@ def round_draw(*, job: RatingJob, created_by: User | None = None) -> RatingRound
     )
     assignments_generate(job=job)
     return created
+
+
+def rounds_panel(job: RatingJob) -> dict[str, Any]:
+    """The job page's panel of a job in rounds: the status, or why it cannot be computed."""
+    try:
+        return {"job": job, "rounds": public_status(rounds_status(job=job)), "error": ""}
+    except ServiceError as exc:
+        return {"job": job, "rounds": None, "error": str(exc)}

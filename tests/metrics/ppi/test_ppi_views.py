@@ -59,6 +59,9 @@ def test_a_draft_job_sets_its_rule_and_draws_rounds_from_the_page(researcher_cli
     researcher_client.post(reverse("annotation:job-open", args=[job.pk]))
     page = researcher_client.get(reverse("metrics:job-ppi", args=[job.pk]))
     assert "still being rated" in page.content.decode()
+    # The job page's panel: progress toward the rule and what blocks the next round.
+    detail = researcher_client.get(reverse("annotation:job-detail", args=[job.pk])).content
+    assert 'id="job-panel-rounds"' in detail.decode() and "still being rated" in detail.decode()
     refused = researcher_client.post(reverse("metrics:job-ppi-round", args=[job.pk]), follow=True)
     assert "still being rated" in refused.content.decode()
 
