@@ -18,9 +18,16 @@ import numpy as np
 from annotation.models import RatingJob
 from annotation.scoring import OVERALL
 from annotation.selectors.human_scores import human_scores
+from core.errors import ServiceError
 from metrics.models import MetricScore
 
 _CHUNK = 2000
+
+
+class PredictorDataError(ServiceError):
+    """Predictor scores that cannot be used as they are (one dialogue scored by two runs)."""
+
+    location_style = "prefix"
 
 
 def metric_dialogue_values(
@@ -32,14 +39,22 @@ def metric_dialogue_values(
     base = MetricScore.objects.filter(run_id__in=run_ids, metric=metric)
     values: dict[int, float] = {}
     turn_sums: dict[int, list[float]] = defaultdict(list)
+    seen: dict[int, int] = {}  # dialogue → the run whose score it has
     with_dialogue_level = set(
         base.filter(level="dialogue").values_list("run_id", flat=True).distinct()
     )
     for start in range(0, len(ids), _CHUNK):
         chunk = ids[start : start + _CHUNK]
-        for dialogue, value in base.filter(level="dialogue", dialogue_id__in=chunk).values_list(
-            "dialogue_id", "value"
-        ):
+        for run, dialogue, value in base.filter(
+            level="dialogue", dialogue_id__in=chunk
+        ).values_list("run_id", "dialogue_id", "value"):
+            if dialogue in seen and seen[dialogue] != run:
+                raise PredictorDataError(
+                    f"metric {metric!r} scores dialogue {dialogue} in two runs ({seen[dialogue]} "
+                    f"and {run}); choose one of them",
+                    field="runs",
+                )
+            seen[dialogue] = run
             values[dialogue] = float(value)
         turn_runs = [r for r in run_ids if r not in with_dialogue_level]
         for dialogue, value in (

@@ -10,7 +10,7 @@ import pytest
 from annotation.selectors.rating import draw_sample
 from annotation.selectors.sampling import job_design, sample_inclusion
 from metrics.analysis.ppi import ppi_mean
-from metrics.selectors.ppi import job_question_scores, predictor_values
+from metrics.selectors.ppi import PredictorDataError, job_question_scores, predictor_values
 from metrics.services.ppi import (
     PPIError,
     ppi_estimates,
@@ -18,6 +18,7 @@ from metrics.services.ppi import (
     ratings_plan,
 )
 from tests.metrics.ppi.factories import SYSTEMS, rate_dialogue, sampled_study
+from tests.metrics.reports.factories import dialogue_score, finished_run
 
 pytestmark = pytest.mark.django_db
 
@@ -145,3 +146,14 @@ def test_a_predictor_of_another_campaigns_dialogues_is_refused() -> None:
     predictor = predictor_check(run_ids=[other.run.pk], metrics="length")
     section = ppi_estimates(job=study.job, question="overall", predictor=predictor, bootstrap=0)
     assert "scored none of the job's 12 dialogues" in section["refused"]
+
+
+def test_a_dialogue_scored_by_two_runs_is_refused() -> None:
+    study = sampled_study(per_system=3, sample_size=2, rate_sample=False)
+    again = finished_run(study.campaign, "again", metrics=["length"])
+    dialogue = study.dialogues[SYSTEMS[0]][0]
+    dialogue_score(again, dialogue, "length", 1.0)
+    with pytest.raises(PredictorDataError, match="in two runs"):
+        predictor_values(
+            run_ids=[study.run.pk, again.pk], metrics=["length"], dialogue_ids=study.latent
+        )
