@@ -142,6 +142,16 @@ class RatingJob(WorkspaceOwned):
     sample_size = models.PositiveIntegerField(null=True, blank=True)
     sample_seed = models.IntegerField(default=0)
     sample = models.JSONField(default=list, blank=True)
+    # How the sample was drawn, recorded by the draw (issue 28, the prediction-powered estimate
+    # needs it): {"kind": "random" | "stratified" | "unknown", "seed", "size", "population":
+    # {dialogue pk: system} of the pool it was drawn from, "inclusion": {dialogue pk: π or null}}
+    # (annotation.selectors.sampling). Empty: never drawn, or drawn before it was recorded.
+    sample_design = models.JSONField(default=dict, blank=True)
+    # Rounds (issue 28): the stopping rule chosen up front, {"kind": "width" | "separated" |
+    # "budget", "target_width", "budget", "round_size", "alpha", "predictor", "question"}; empty
+    # for a job that rates its whole sample at once. A job with rounds draws per system at random
+    # (`sample_size` is the first round's size per system); later rounds add to `sample`.
+    stopping_rule = models.JSONField(default=dict, blank=True)
     # A pairwise job's answers are written as votes under this source (created with the job).
     vote_source = models.OneToOneField(
         VoteSource, null=True, blank=True, on_delete=models.SET_NULL, related_name="rating_job"
@@ -166,6 +176,35 @@ class RatingJob(WorkspaceOwned):
 
     def __str__(self) -> str:
         return self.name
+
+
+class RatingRound(models.Model):
+    """One round of a job that runs in rounds: how many dialogues of each system it added to the
+    sample, drawn uniformly without replacement from the system's unrated dialogues, and each
+    system's cumulative inclusion probability after it, (n + m)/N, which every rated dialogue of
+    that system carries from then on (metrics.analysis.ppi_planning, "Adaptive allocation")."""
+
+    job = models.ForeignKey(RatingJob, on_delete=models.CASCADE, related_name="rounds")
+    number = models.PositiveIntegerField()
+    counts = models.JSONField(default=dict)  # system → dialogues added
+    population = models.JSONField(default=dict)  # system → N, its dialogues in the pool
+    inclusion = models.JSONField(default=dict)  # system → cumulative π after this round
+    dialogues = models.JSONField(default=list)  # the pks this round added
+    # What the allocation projected and why it stopped or went on (status, widths).
+    projection = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["job", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "number"], name="ratinground_unique_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.job_id} round {self.number}"
 
 
 class JobRater(models.Model):

@@ -16,13 +16,23 @@ prints the human ratings used, how often the final order is right, and the share
 intervals that cover their system's true mean (the rule stops on the data, so this is checked,
 not assumed).
 
+Demo study (``demo_savings``, with ``--demo``; needs ``DATABASE_URL`` set to a PostgreSQL
+database of your own, which it migrates and loads the demo into): the demo's rated study (four
+systems × 24 knowledge replies, every one rated by three simulated raters on the MSDE rubric,
+``manage.py load_demo``) has no judge run, so its predictors are lexical metrics scored on it
+(F1, BLEU-2, DIST-2, and their mean z-score). The study holds 96 dialogues, so n is 24, 48, 72
+(not 50, 100, 200): each repetition takes a random n of the 96 as "rated" and the rest as
+unrated, and the truth is the mean human score (``info``, and ``overall``) of all 96 — a finite
+population, for which the intervals (which also allow for sampling the population) are
+conservative.
+
 Kernels (``kernel_speed``): our mean and logistic (Bradley–Terry) kernels against ``ppi_py``'s
 ``ppi_mean_ci`` / ``ppi_logistic_ci`` on the same inputs (after ``ppi_py``'s numba warm-up), with
 the largest difference of the interval bounds.
 
 Times are printed also in units of the CPU reference (benchmarks/cpu_reference.py).
 
-    .venv/bin/python benchmarks/label_savings.py [--repetitions 1000] [--runs 30]
+    .venv/bin/python benchmarks/label_savings.py [--repetitions 1000] [--runs 30] [--demo]
 """
 
 from __future__ import annotations
@@ -230,10 +240,106 @@ def kernel_speed(ref: float) -> None:
         )
 
 
+DEMO_SIZES = (24, 48, 72)
+DEMO_METRICS = ("f1", "bleu-2", "dist-2")
+DEMO_QUESTIONS = ("info", "overall")
+
+
+def _demo_data() -> tuple[dict[str, dict[int, float]], dict[str, dict[int, float]]]:
+    """Human scores per question and predictor values per predictor on the demo's rated study
+    (loads the demo and scores the lexical metrics once)."""
+    import os
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        raise SystemExit("--demo: set DATABASE_URL to a PostgreSQL database of your own")
+    import logging
+
+    import django
+
+    logging.getLogger("axes").setLevel(logging.WARNING)
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    from annotation.models import RatingJob
+    from chat.models import Campaign
+    from core.access import workspace_scope
+    from core.commands import command_workspace
+    from core.models import JobStatus
+    from metrics.models import MetricRun
+    from metrics.selectors.ppi import job_question_scores, predictor_values
+    from metrics.services import metric_run_scoring, metric_runs
+    from workspace.demo import RATED_STUDY, demo_load
+
+    with workspace_scope(command_workspace(None)):
+        demo_load()
+        study = Campaign.objects.get(name=RATED_STUDY)
+        job = RatingJob.objects.get(campaign=study)
+        run = MetricRun.objects.filter(
+            campaign=study, name="label-savings lexical", status=JobStatus.DONE
+        ).first()
+        if run is None:
+            run = metric_runs.metric_run_create(
+                name="label-savings lexical", metrics=list(DEMO_METRICS), campaign=study
+            )
+            for chunk_id in run.chunks.values_list("pk", flat=True):
+                metric_run_scoring.metric_run_score_chunk(chunk_id=chunk_id)
+        human = {q: job_question_scores(job=job, question=q) for q in DEMO_QUESTIONS}
+        units = sorted(set.intersection(*(set(h) for h in human.values())))
+        predictors = {
+            m: predictor_values(run_ids=[run.pk], metrics=[m], dialogue_ids=units)
+            for m in DEMO_METRICS
+        }
+        predictors["mean z(all three)"] = predictor_values(
+            run_ids=[run.pk], metrics=list(DEMO_METRICS), dialogue_ids=units
+        )
+    return human, predictors
+
+
+def demo_savings(repetitions: int, seed: int = 0) -> None:
+    """Effective sample size ratio and coverage per predictor and n on the demo's rated study."""
+    human, predictors = _demo_data()
+    print(
+        f"\nDemo rated study: {len(next(iter(human.values())))} dialogues, {repetitions} random "
+        "subsets per cell, 90 % intervals, truth = the mean over all dialogues"
+    )
+    print(
+        f"{'question':<10}{'predictor':<20}{'r':>6}{'n':>5}{'n_eff/n':>9}{'PPI cover':>11}"
+        f"{'human cover':>13}"
+    )
+    rng = np.random.default_rng(seed)
+    for question, scores in human.items():
+        for name, values in predictors.items():
+            units = np.array(sorted(set(scores) & set(values)))
+            y_all = np.array([scores[u] for u in units])
+            yhat_all = np.array([values[u] for u in units])
+            truth = y_all.mean()
+            r = float(np.corrcoef(y_all, yhat_all)[0, 1])
+            for n in DEMO_SIZES:
+                ratios, ppi_cover, human_cover = [], 0, 0
+                for _ in range(repetitions):
+                    order = rng.permutation(units.size)
+                    rated, unrated = order[:n], order[n:]
+                    est = ppi_mean(
+                        y_all[rated], yhat_all[rated], yhat_all[unrated], bootstrap_samples=0
+                    )
+                    ratios.append(est.effective_n / n)
+                    ppi_cover += est.ppi.low <= truth <= est.ppi.high
+                    human_cover += est.human_only.low <= truth <= est.human_only.high
+                print(
+                    f"{question:<10}{name:<20}{r:>6.2f}{n:>5}{np.mean(ratios):>9.2f}"
+                    f"{ppi_cover / repetitions:>11.3f}{human_cover / repetitions:>13.3f}"
+                )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repetitions", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument(
+        "--demo", action="store_true", help="also the demo's rated study (needs DATABASE_URL)"
+    )
     args = parser.parse_args()
     ref = cpu_reference_s()
     print(reference_line(ref))
@@ -243,6 +349,10 @@ def main() -> None:
     adaptive_vs_uniform(args.runs)
     end = time.perf_counter()
     kernel_speed(ref)
+    if args.demo:
+        demo_start = time.perf_counter()
+        demo_savings(args.repetitions)
+        print(f"demo study {time.perf_counter() - demo_start:.1f} s")
     print(
         f"\nsynthetic study {middle - start:.1f} s {in_ref(middle - start, ref)}; "
         f"rounds {end - middle:.1f} s {in_ref(end - middle, ref)}"

@@ -37,6 +37,27 @@ urlpatterns = [
         "metrics.api.metric_runs.MetricRunDownloadApi",
         name="api-metric-run-download",
     ),
+    # A rating job's prediction-powered estimates, planning and rounds (issue 28)
+    lazy_path(
+        "rating-jobs/<int:pk>/ppi/estimates/",
+        "metrics.api.ppi.RatingJobEstimatesApi",
+        name="api-rating-job-ppi-estimates",
+    ),
+    lazy_path(
+        "rating-jobs/<int:pk>/ppi/plan/",
+        "metrics.api.ppi.RatingJobPlanApi",
+        name="api-rating-job-ppi-plan",
+    ),
+    lazy_path(
+        "rating-jobs/<int:pk>/stopping-rule/",
+        "metrics.api.ppi.RatingJobStoppingRuleApi",
+        name="api-rating-job-stopping-rule",
+    ),
+    lazy_path(
+        "rating-jobs/<int:pk>/rounds/",
+        "metrics.api.ppi.RatingJobRoundsApi",
+        name="api-rating-job-rounds",
+    ),
     # Pairwise rankings
     lazy_path(
         "pairwise/ranking/", "metrics.api.pairwise.PairwiseRankingApi", name="api-pairwise-ranking"

@@ -56,6 +56,30 @@ def _pairwise_files(section: Any) -> dict[str, bytes]:
     return pairwise_files(section)
 
 
+def _ppi_section(config: Any) -> dict[str, Any] | None:
+    from metrics.services.ppi import ppi_report_section
+
+    return ppi_report_section(config)
+
+
+def _ppi_files(section: Any) -> dict[str, bytes]:
+    from metrics.reporting.ppi import ppi_files
+
+    return ppi_files(section)
+
+
+def _job_runs_in_rounds(job: Any) -> bool:
+    return bool(job.stopping_rule) and not job.is_pairwise
+
+
+def _job_rounds_panel(request: Any, job: Any) -> Any:
+    from django.template.loader import render_to_string
+
+    from metrics.services.ppi_rounds import rounds_panel
+
+    return render_to_string("metrics/job_rounds_panel.html", rounds_panel(job), request=request)
+
+
 def _job_is_pairwise(job: Any) -> bool:
     return bool(job.is_pairwise and job.vote_source_id)
 
@@ -102,6 +126,13 @@ class MetricsConfig(AppConfig):
             )
         )
 
+        # A job in rounds (issue 28): progress toward its stopping rule, ratings still needed.
+        job_panels.register(
+            job_panels.JobPanel(
+                name="rounds", applies=_job_runs_in_rounds, render=_job_rounds_panel
+            )
+        )
+
         # The pairwise section: Bradley–Terry leaderboards, agreement, pairwise accuracy
         # (metrics.services.pairwise); computed when a report's config has `pairwise` options.
         report_extensions.register(
@@ -119,6 +150,17 @@ class MetricsConfig(AppConfig):
         register_ranking_provider(
             RankingProvider(
                 variances=_side_by_side_variances, leaderboard=_side_by_side_leaderboard
+            )
+        )
+
+        # The "Human + judge" section: prediction-powered estimates of a rating job's question
+        # per system (metrics.services.ppi); computed when a report's config has `ppi` options.
+        report_extensions.register(
+            report_extensions.ReportExtension(
+                name="ppi",
+                compute=_ppi_section,
+                files=_ppi_files,
+                template="metrics/report_ppi.html",
             )
         )
 

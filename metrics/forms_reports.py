@@ -102,6 +102,19 @@ class ReportForm(forms.Form):
         help_text=_("用于 95% 置信区间；0 = 不计算。"),
     )
     seed = forms.IntegerField(label=_("随机种子"), min_value=0, initial=DEFAULTS["seed"])
+    ppi_predictor = forms.MultipleChoiceField(
+        label=_("人工 + 裁判：预测器"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_(
+            "选中后报告增加“人工 + 裁判”一节：用该指标或裁判（选多个 = 其 z 分数的平均）"
+            "对全部对话的预测与随机抽样的人工评分，给出每个系统的预测增强估计（PPI++）。"
+            "需要恰好一个评分任务。"
+        ),
+    )
+    ppi_question = forms.ChoiceField(
+        label=_("人工 + 裁判：评分问题"), required=False, initial="overall"
+    )
     pairwise = forms.BooleanField(
         label=_("成对分析"),
         required=False,
@@ -145,6 +158,11 @@ class ReportForm(forms.Form):
         self.fields["dimensions"].choices = [  # type: ignore[attr-defined]  # a MultipleChoiceField
             (d, f"{labels.get(d, d)} ({d})" if labels.get(d, d) != d else d) for d in dimensions
         ]
+        self.fields["ppi_predictor"].choices = [(m, m) for m in metrics]  # type: ignore[attr-defined]  # a MultipleChoiceField
+        self.fields["ppi_question"].choices = [  # type: ignore[attr-defined]  # a ChoiceField
+            ("overall", "overall"),
+            *((d, labels.get(d, d)) for d in dimensions if d != "overall"),
+        ]
 
     def config(self) -> dict[str, Any]:
         """The cleaned data as a report configuration (ids for runs and jobs)."""
@@ -160,6 +178,11 @@ class ReportForm(forms.Form):
             "methods": list(data["methods"]),
             "bootstrap": data["bootstrap"],
             "seed": data["seed"],
+            "ppi": (
+                {"predictor": list(data["ppi_predictor"]), "question": data["ppi_question"]}
+                if data.get("ppi_predictor")
+                else None
+            ),
             "pairwise": (
                 {
                     "voters": data["pairwise_voters"].strip() or "humans",

@@ -56,6 +56,21 @@ urlpatterns = [
         name="report-pairwise-file",
     ),
     lazy_path(
+        "reports/<int:pk>/ppi/<str:name>",
+        "metrics.views.reports.report_ppi_file",
+        name="report-ppi-file",
+    ),
+    # A rating job's human + judge page (issue 28)
+    lazy_path("jobs/<int:pk>/ppi/", "metrics.views.ppi.job_ppi", name="job-ppi"),
+    lazy_path(
+        "jobs/<int:pk>/ppi/stopping-rule/",
+        "metrics.views.ppi.job_stopping_rule",
+        name="job-ppi-stopping-rule",
+    ),
+    lazy_path(
+        "jobs/<int:pk>/ppi/rounds/", "metrics.views.ppi.job_round_draw", name="job-ppi-round"
+    ),
+    lazy_path(
         "studies/<int:pk>/pairwise/", "metrics.views.pairwise.study_ranking", name="study-ranking"
     ),
     # Learned metrics (discriminator training)

@@ -36,6 +36,7 @@ from annotation.selectors.rating import (
     job_dialogues,
     job_source_dialogues,
 )
+from annotation.selectors.sampling import sample_design_record
 from annotation.services.pairwise import pairwise_generate, pairwise_votes_exclude
 from annotation.services.quality import Onboarding, job_quality, onboarding_result
 from chat.models import Dialogue
@@ -290,9 +291,16 @@ def job_sample_draw(*, job: RatingJob) -> list[int]:
     dialogues and reopenings do not change what is rated. Returns the sample (pks)."""
     if job.sample_size is None or job.sample:
         return list(job.sample)
-    candidates = job_source_dialogues(job).values_list("pk", "backend__name", "scenario_id")
+    candidates: list[tuple[int, str, int | None]] = list(
+        job_source_dialogues(job).values_list("pk", "backend__name", "scenario_id")
+    )
+    if job.stopping_rule:
+        # A job in rounds samples each system on its own (a stratified simple random sample),
+        # so that every round's inclusion probabilities are exact (annotation.selectors.sampling).
+        candidates = [(pk, system, None) for pk, system, _ in candidates]
     job.sample = draw_sample(candidates, size=job.sample_size, seed=job.sample_seed)
-    RatingJob.objects.filter(pk=job.pk).update(sample=job.sample)
+    job.sample_design = sample_design_record(candidates, size=job.sample_size, seed=job.sample_seed)
+    RatingJob.objects.filter(pk=job.pk).update(sample=job.sample, sample_design=job.sample_design)
     return list(job.sample)
 
 

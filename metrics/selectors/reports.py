@@ -129,6 +129,18 @@ def report_pairwise_file(report: Report, name: str) -> Path | None:
     return path if path.is_file() else None
 
 
+def report_section_file(report: Report, section: str, name: str) -> Path | None:
+    """One file of a report extension's section (e.g. ``ppi``), only by a name the section
+    lists (no path tricks), once the report is done."""
+    if not report.files_dir or report.status != JobStatus.DONE:
+        return None
+    stored = (report.results or {}).get("extensions", {}).get(section) or {}
+    if name not in [str(n) for n in stored.get("files", [])]:
+        return None
+    path = Path(report.files_dir) / name
+    return path if path.is_file() else None
+
+
 def report_list() -> QuerySet[Report]:
     """Every report; researchers share their studies (access is checked by the caller)."""
     return Report.objects.select_related("created_by").order_by("-created_at")

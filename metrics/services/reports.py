@@ -79,6 +79,9 @@ DEFAULTS: dict[str, Any] = {
     "seed": 0,
     # The pairwise section (metrics.services.pairwise): None = none; a dict of its options.
     "pairwise": None,
+    # The "Human + judge" section (metrics.services.ppi): None = none; {predictor, question,
+    # job, alpha}.
+    "ppi": None,
 }
 CONFIG_FIELDS = ("metric_runs", "rating_jobs", *DEFAULTS)
 
@@ -147,6 +150,15 @@ def report_config_check(data: Mapping[str, Any]) -> dict[str, Any]:
             )
         except PairwiseConfigError as exc:
             errors["pairwise"] = str(exc)
+    if config["ppi"] is not None and not {"ppi", "metric_runs", "rating_jobs"} & set(errors):
+        from metrics.services.ppi import PPIError, ppi_config_check
+
+        try:
+            config["ppi"] = ppi_config_check(
+                config["ppi"], run_ids=run_ids or [], job_ids=job_ids or []
+            )
+        except PPIError as exc:
+            errors["ppi"] = str(exc)
     if errors:
         raise ReportConfigError(errors)
     config["metric_runs"], config["rating_jobs"] = run_ids, job_ids

@@ -210,6 +210,22 @@ def report_pairwise_file(request: HttpRequest, pk: int, name: str) -> FileRespon
 
 
 @role_required(Role.RESEARCHER)
+def report_ppi_file(request: HttpRequest, pk: int, name: str) -> FileResponse:
+    """A file of the report's "Human + judge" section (estimates, widths, the width figure)."""
+    report = get_object_or_404(Report, pk=pk)
+    path = selectors.report_section_file(report, "ppi", name)
+    if path is None:
+        raise Http404("This report has no such human + judge file.")
+    inline = name.endswith(".png") and request.GET.get("download") != "1"
+    return file_download(
+        path,
+        content_type=mimetypes.guess_type(name)[0] or "application/octet-stream",
+        as_attachment=not inline,
+        filename=f"report-{report.pk}-{name}",
+    )
+
+
+@role_required(Role.RESEARCHER)
 @require_http_methods(["GET", "POST"])
 def score_import(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = ScoreImportForm(request.POST or None, request.FILES or None)

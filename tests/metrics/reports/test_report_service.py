@@ -207,6 +207,7 @@ def test_defaults_are_filled_in_and_empty_lists_resolved(scored) -> None:
         "bootstrap": 1000,
         "seed": 0,
         "pairwise": None,
+        "ppi": None,
     }
 
 
