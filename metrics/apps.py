@@ -96,6 +96,7 @@ def _job_pairwise_panel(request: Any, job: Any) -> Any:
     context = {"summary": summary, "job": job, "include_excluded": include}
     return render_to_string("metrics/job_pairwise_panel.html", context, request=request)
 
+
 def _side_by_side_variances(systems: Any, votes: Any) -> Any:
     from metrics.services.side_by_side_ranking import side_by_side_variances
 
