@@ -374,7 +374,7 @@ def allocate_round(
         return np.sqrt(var)
 
     order = (
-        sorted(range(len(systems)), key=lambda i: -estimates[systems[i]])  # type: ignore[index]
+        sorted(range(len(systems)), key=lambda i: -(estimates or {})[systems[i]])
         if objective == "separated"
         else []
     )

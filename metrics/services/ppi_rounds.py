@@ -90,7 +90,12 @@ def stopping_rule_set(
         if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= high:
             raise PPIError(f"must be a whole number from 2 to {high}", field=name)
     try:
-        rule = StoppingRule(kind=kind, target_width=target_width, budget=budget, alpha=alpha)  # type: ignore[arg-type]
+        rule = StoppingRule(
+            kind=kind,  # type: ignore[arg-type]  # checked against RULE_KINDS above
+            target_width=target_width,
+            budget=budget,
+            alpha=alpha,
+        )
     except ValueError as exc:
         raise PPIError(str(exc), field="target_width" if kind == "width" else "budget") from None
     if budget is not None and not 1 <= budget <= MAX_BUDGET:

@@ -54,11 +54,9 @@ def report_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     # The researcher home's "correlate" step also chooses the rating job.
     chosen = [v for v in request.GET.getlist("metric_runs") if v.isdigit()]
     jobs = [v for v in request.GET.getlist("rating_jobs") if v.isdigit()]
-    initial = {
-        "metric_runs": chosen,
-        "rating_jobs": jobs,
-        "pairwise": request.GET.get("pairwise") == "1",
-    }
+    initial: dict[str, object] = {"metric_runs": chosen, "rating_jobs": jobs}
+    if request.GET.get("pairwise") == "1":  # "a report with the pairwise analysis" links here
+        initial["pairwise"] = True
     form = ReportForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:

@@ -25,7 +25,13 @@ REPETITIONS = 200
 
 @pytest.mark.parametrize("judge", JUDGES)
 def test_90_percent_intervals_cover_the_truth_90_percent_of_the_time(judge: str) -> None:
-    result = coverage_simulation(judge, n=100, n_units=1000, repetitions=REPETITIONS, seed=5)  # type: ignore[arg-type]
+    result = coverage_simulation(
+        judge,  # type: ignore[arg-type]  # JUDGES lists the Literal's values
+        n=100,
+        n_units=1000,
+        repetitions=REPETITIONS,
+        seed=5,
+    )
     # two-sided 99.9 % binomial acceptance region around 0.9
     low, high = stats.binom.ppf([0.0005, 0.9995], REPETITIONS, 0.9) / REPETITIONS
     assert low <= result.ppi <= high
@@ -70,7 +76,13 @@ def test_planned_widths_match_the_simulated_widths(judge: str) -> None:
     simulation tunes λ from its own data, which costs a little at small m)."""
     pilot = Pilot(*TRUE_MOMENTS[judge], n_units=2000)
     for m in (100, 400):
-        simulated = coverage_simulation(judge, n=m, n_units=2000, repetitions=300, seed=m)  # type: ignore[arg-type]
+        simulated = coverage_simulation(
+            judge,  # type: ignore[arg-type]  # JUDGES lists the Literal's values
+            n=m,
+            n_units=2000,
+            repetitions=300,
+            seed=m,
+        )
         assert float(pilot.width_ppi(m)) == pytest.approx(simulated.width_ppi, rel=0.06)
         assert float(pilot.width_human_only(m)) == pytest.approx(
             simulated.width_human_only, rel=0.03
