@@ -257,3 +257,29 @@ def pairwise_ppi(
         "systems": rows,
         "notes": notes,
     }
+
+
+def pairwise_ppi_panel(*, job: RatingJob, judge: str | None, question: str | None) -> dict[str, Any]:
+    """The job page's panel: the judges and questions to choose from, and the ratings of the
+    chosen (default: the first judge with votes, the first question) or why they are refused."""
+    judges = job_judges(job)
+    questions = job_questions(job)
+    chosen_judge = judge or (judges[0] if judges else "")
+    chosen_question = question or (questions[0] if questions else "")
+    context: dict[str, Any] = {
+        "job": job,
+        "judges": judges,
+        "questions": questions,
+        "judge": chosen_judge,
+        "question": chosen_question,
+        "result": None,
+        "error": "",
+    }
+    if not chosen_judge:
+        context["error"] = "no judge has voted in the job's campaign yet"
+        return context
+    try:
+        context["result"] = pairwise_ppi(job=job, judge=chosen_judge, question=chosen_question)
+    except PPIError as exc:
+        context["error"] = exc.message
+    return context

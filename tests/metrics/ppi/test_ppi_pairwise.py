@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from annotation.models import Assignment
 from annotation.selectors.sampling import pair_design
@@ -25,10 +26,10 @@ pytestmark = pytest.mark.django_db
 
 JUDGE = "judge:acute-v1"
 QUESTION = "engaging"
-SKILL = {0: 0.8, 1: 0.0, 2: -0.8}  # system index → strength
+SKILL = {0: 0.4, 1: 0.0, 2: -0.4}  # system index → strength
 
 
-def _sampled(n_scenarios=8, size=10, seed=5, per_pair=2):
+def _sampled(n_scenarios=12, size=16, seed=5, per_pair=2):
     s = study(n_scenarios=n_scenarios, n_systems=3, n_raters=8)
     job = acute_job(s, per_pair=per_pair, pair_sample_size=size, sample_seed=seed)
     job_open(job=job)
@@ -170,7 +171,7 @@ def test_the_service_equals_the_kernel_on_the_same_arrays():
         np.array(judge_all),
         np.array(labelled),
         np.array(human),
-        pi=[10 / 24] * len(labelled),
+        pi=[16 / 36] * len(labelled),
         alpha=0.1,
     )
     assert [row["system"] for row in result["systems"]] == names
@@ -180,14 +181,14 @@ def test_the_service_equals_the_kernel_on_the_same_arrays():
     np.testing.assert_allclose(
         [r["human_only"]["high"] for r in result["systems"]], direct.human_only_high
     )
-    assert result["n_labelled"] == 10 and result["n_comparisons"] == 24
-    assert result["human_votes"] == 20
+    assert result["n_labelled"] == 16 and result["n_comparisons"] == 36
+    assert result["human_votes"] == 32
     for i, row in enumerate(result["systems"]):
         width = direct.high[i] - direct.low[i]
         human_width = direct.human_only_high[i] - direct.human_only_low[i]
-        assert row["effective_n"] == pytest.approx(10 * (human_width / width) ** 2)
+        assert row["effective_n"] == pytest.approx(16 * (human_width / width) ** 2)
     agreement = result["agreement"]
-    assert 0 <= agreement["matched"] <= agreement["total"] == 10
+    assert 0 <= agreement["matched"] <= agreement["total"] == 16
 
 
 def test_refusals_say_why():
@@ -197,7 +198,7 @@ def test_refusals_say_why():
     design = pair_design(job)
     # The judge missed a comparison people voted on.
     _votes(s, job, judge_pairs=[k for k in design.population if k != design.drawn[0]])
-    with pytest.raises(PPIError, match="did not vote on 1 of the 10"):
+    with pytest.raises(PPIError, match="did not vote on 1 of the 16"):
         pairwise_ppi(job=job, judge=JUDGE, question=QUESTION)
     with pytest.raises(PPIError, match="no question"):
         pairwise_ppi(job=job, judge=JUDGE, question="nope")
@@ -246,22 +247,27 @@ def test_the_command_prints_the_ratings_and_json():
     assert all(system.name in text for system in s.systems) and "effective" in text
 
 
-def test_the_api_and_the_job_panel(client, django_user_model):
+def test_the_api_and_the_job_panel(researcher, researcher_client):
     s, job = _sampled()
     _votes(s, job)
-    staff = django_user_model.objects.create_user("ops", password="x", is_staff=True)
-    client.force_login(staff)
+    api = APIClient()
+    api.force_authenticate(researcher)
     url = reverse("api-rating-job-ppi-pairwise", args=[job.pk])
-    response = client.post(url, {"judge": JUDGE, "question": QUESTION}, content_type="application/json")
-    assert response.status_code == 200, response.content
+    response = api.post(url, {"judge": JUDGE, "question": QUESTION}, format="json")
+    assert response.status_code == 200, response.content[:300]
     assert len(response.json()["systems"]) == 3
-    bad = client.post(url, {"judge": JUDGE, "question": "nope"}, content_type="application/json")
+    bad = api.post(url, {"judge": JUDGE, "question": "nope"}, format="json")
     assert bad.status_code == 400 and "nope" in bad.content.decode()
-    long = client.post(url, {"judge": "j" * 5000, "question": QUESTION}, content_type="application/json")
-    assert long.status_code == 400
-    page = client.get(
-        reverse("annotation:job-detail", args=[job.pk]), {"ppi_judge": JUDGE, "ppi_question": QUESTION}
+    long = api.post(url, {"judge": "j" * 5000, "question": QUESTION}, format="json")
+    assert long.status_code == 400 and "judge" in long.json()
+    page = researcher_client.get(
+        reverse("annotation:job-detail", args=[job.pk]),
+        {"ppi_judge": JUDGE, "ppi_question": QUESTION},
     )
     html = page.content.decode()
-    assert 'id="job-panel-ppi-pairwise"' in html
+    assert 'id="job-panel-ppi-pairwise"' in html and "等效样本量" in html
     assert all(system.name in html for system in s.systems)
+    refused = researcher_client.get(
+        reverse("annotation:job-detail", args=[job.pk]), {"ppi_judge": "judge:none"}
+    )
+    assert "has no votes" in refused.content.decode()
