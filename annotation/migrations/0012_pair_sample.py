@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotation', '0011_sampling_design_rounds'),
+        ("annotation", "0011_sampling_design_rounds"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='ratingjob',
-            name='pair_design',
+            model_name="ratingjob",
+            name="pair_design",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.AddField(
-            model_name='ratingjob',
-            name='pair_sample_size',
+            model_name="ratingjob",
+            name="pair_sample_size",
             field=models.PositiveIntegerField(blank=True, null=True),
         ),
     ]

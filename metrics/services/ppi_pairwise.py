@@ -259,7 +259,9 @@ def pairwise_ppi(
     }
 
 
-def pairwise_ppi_panel(*, job: RatingJob, judge: str | None, question: str | None) -> dict[str, Any]:
+def pairwise_ppi_panel(
+    *, job: RatingJob, judge: str | None, question: str | None
+) -> dict[str, Any]:
     """The job page's panel: the judges and questions to choose from, and the ratings of the
     chosen (default: the first judge with votes, the first question) or why they are refused."""
     judges = job_judges(job)

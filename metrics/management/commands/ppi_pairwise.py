@@ -36,7 +36,10 @@ class Command(WorkspaceCommand):
             raise CommandError(f"--job: no rating job named {options['job']!r}")
         try:
             result = pairwise_ppi(
-                job=job, judge=options["judge"], question=options["question"], alpha=options["alpha"]
+                job=job,
+                judge=options["judge"],
+                question=options["question"],
+                alpha=options["alpha"],
             )
         except ServiceError as exc:
             raise CommandError(

@@ -229,7 +229,7 @@ def test_a_job_that_rates_every_comparison_is_refused():
         pairwise_ppi(job=undrawn, judge=JUDGE, question=QUESTION)
 
 
-# --- the command, the API, the panel ----------------------------------------------------------------
+# --- the command, the API, the panel ---------------------------------------------------------
 
 
 def test_the_command_prints_the_ratings_and_json():
