@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.models import Assignment
+from annotation.models import Assignment, RatingJob
 from annotation.selectors.sampling import pair_design
 from annotation.services.pairwise import all_job_pairs, job_pairs
 from annotation.services.rating_assignments import RatingJobError
@@ -271,3 +271,41 @@ def test_the_api_and_the_job_panel(researcher, researcher_client):
         reverse("annotation:job-detail", args=[job.pk]), {"ppi_judge": "judge:none"}
     )
     assert "has no votes" in refused.content.decode()
+
+
+def test_the_create_command_and_api_take_a_pair_sample_size(researcher):
+    s = study(n_scenarios=4, n_systems=3, n_raters=4)
+    call_command(
+        "create_rating_job",
+        "--name=cmd-pairs",
+        f"--campaign={s.campaign.name}",
+        "--mode=pairwise",
+        "--questions=acute",
+        "--raters-per-pair=1",
+        f"--experts={','.join(u.username for u in s.raters)}",
+        "--pair-sample-size=5",
+        "--sample-seed=3",
+        "--open",
+        stdout=StringIO(),
+    )
+    job = RatingJob.objects.get(name="cmd-pairs")
+    design = pair_design(job)
+    assert design.kind == "random" and len(design.drawn) == 5 and len(design.population) == 12
+    assert Assignment.objects.filter(job=job, kind=Assignment.Kind.REAL).count() == 5
+    api = APIClient()
+    api.force_authenticate(researcher)
+    body = {
+        "name": "api-pairs",
+        "campaign": s.campaign.pk,
+        "rubric": job.rubric_id,
+        "mode": "pairwise",
+        "raters_per_dialogue": 1,
+        "pair_sample_size": 4,
+    }
+    created = api.post("/api/rating-jobs/", body, format="json")
+    assert created.status_code == 201, created.content[:300]
+    assert created.json()["pair_sample_size"] == 4
+    absolute = api.post(
+        "/api/rating-jobs/", {**body, "name": "abs", "mode": "absolute"}, format="json"
+    )
+    assert absolute.status_code == 400 and "pair_sample_size" in absolute.content.decode()
