@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.models import Assignment, RatingJob
+from annotation.models import Assignment, RatingJob, Rubric
 from annotation.selectors.sampling import pair_design
 from annotation.services.pairwise import all_job_pairs, job_pairs
 from annotation.services.rating_assignments import RatingJobError
@@ -309,3 +309,33 @@ def test_the_create_command_and_api_take_a_pair_sample_size(researcher):
         "/api/rating-jobs/", {**body, "name": "abs", "mode": "absolute"}, format="json"
     )
     assert absolute.status_code == 400 and "pair_sample_size" in absolute.content.decode()
+
+
+def test_the_job_form_takes_a_pair_sample_size_and_the_page_shows_the_draw(researcher_client):
+    s = study(n_scenarios=3, n_systems=3, n_raters=2)
+    form = {
+        "name": "form-pairs",
+        "mode": "pairwise",
+        "campaign": s.campaign.pk,
+        "rubric": Rubric.objects.get(key="acute-eval").pk,
+        "raters_per_dialogue": 1,
+        "raters": [u.pk for u in s.raters],
+        "deadline_hours": 72,
+        "seed": 0,
+        "sample_seed": 2,
+        "pair_sample_size": 4,
+    }
+    response = researcher_client.post(reverse("annotation:job-create"), form)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    job = RatingJob.objects.get(name="form-pairs")
+    assert job.pair_sample_size == 4
+    job_open(job=job)
+    page = researcher_client.get(reverse("annotation:job-detail", args=[job.pk]))
+    html = page.content.decode()
+    assert 'id="job-pair-sample"' in html and "4 / 9" in html
+    # No judge has voted yet: the panel says so instead of a table.
+    assert "no judge has voted" in html
+    refused = researcher_client.post(
+        reverse("annotation:job-create"), {**form, "name": "abs", "mode": "absolute"}
+    )
+    assert refused.status_code == 400 and "pair_sample_size" in refused.content.decode()
