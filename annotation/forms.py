@@ -60,6 +60,15 @@ class RatingJobForm(forms.Form):
         help_text=_("种子 001：先让系统回答全部问题，再随机抽取一部分问答评分（1500 取 500）。"),
     )
     sample_seed = forms.IntegerField(label=_("抽样种子"), initial=0, required=False)
+    pair_sample_size = forms.IntegerField(
+        label=_("成对比较：随机抽取的比较数（可空 = 全部比较）"),
+        min_value=1,
+        required=False,
+        help_text=_(
+            "只让评分专家比较随机抽取的一部分（场景，系统对），裁判比较全部，"
+            "两者合起来给出“人工 + 裁判”的 Bradley–Terry 评分。用抽样种子抽取。"
+        ),
+    )
     gold_rate = forms.FloatField(
         label=_("金标题比例（0–0.5）"), min_value=0, max_value=0.5, initial=0, required=False
     )

@@ -152,6 +152,14 @@ class RatingJob(WorkspaceOwned):
     # for a job that rates its whole sample at once. A job with rounds draws per system at random
     # (`sample_size` is the first round's size per system); later rounds add to `sample`.
     stopping_rule = models.JSONField(default=dict, blank=True)
+    # A pairwise job may rate a seeded random subset of its comparisons (issue 28, the
+    # prediction-powered Bradley–Terry ratings need it): `pair_sample_size` comparisons (scenario,
+    # system pair), drawn uniformly without replacement with `sample_seed` when the job first
+    # opens; `pair_design` records the draw: {"kind": "random", "seed", "size", "population":
+    # [[dialogue, dialogue], ...] every comparison considered, "drawn": [[dialogue, dialogue],
+    # ...], "inclusion": n/N} (annotation.selectors.sampling.pair_design).
+    pair_sample_size = models.PositiveIntegerField(null=True, blank=True)
+    pair_design = models.JSONField(default=dict, blank=True)
     # A pairwise job's answers are written as votes under this source (created with the job).
     vote_source = models.OneToOneField(
         VoteSource, null=True, blank=True, on_delete=models.SET_NULL, related_name="rating_job"

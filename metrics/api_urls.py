@@ -49,6 +49,11 @@ urlpatterns = [
         name="api-rating-job-ppi-plan",
     ),
     lazy_path(
+        "rating-jobs/<int:pk>/ppi/pairwise/",
+        "metrics.api.ppi.RatingJobPairwisePPIApi",
+        name="api-rating-job-ppi-pairwise",
+    ),
+    lazy_path(
         "rating-jobs/<int:pk>/stopping-rule/",
         "metrics.api.ppi.RatingJobStoppingRuleApi",
         name="api-rating-job-stopping-rule",

@@ -97,6 +97,23 @@ def _job_pairwise_panel(request: Any, job: Any) -> Any:
     return render_to_string("metrics/job_pairwise_panel.html", context, request=request)
 
 
+def _job_samples_pairs(job: Any) -> bool:
+    return bool(job.is_pairwise and job.vote_source_id and job.pair_sample_size is not None)
+
+
+def _job_ppi_pairwise_panel(request: Any, job: Any) -> Any:
+    from django.template.loader import render_to_string
+
+    from metrics.services.ppi_pairwise import pairwise_ppi_panel
+
+    context = pairwise_ppi_panel(
+        job=job,
+        judge=request.GET.get("ppi_judge", "")[:200] or None,
+        question=request.GET.get("ppi_question", "")[:80] or None,
+    )
+    return render_to_string("metrics/job_ppi_pairwise_panel.html", context, request=request)
+
+
 def _side_by_side_variances(systems: Any, votes: Any) -> Any:
     from metrics.services.side_by_side_ranking import side_by_side_variances
 
@@ -124,6 +141,14 @@ class MetricsConfig(AppConfig):
         job_panels.register(
             job_panels.JobPanel(
                 name="pairwise", applies=_job_is_pairwise, render=_job_pairwise_panel
+            )
+        )
+
+        # A pairwise job that rates a random subset of its comparisons (issue 28): human-only
+        # and human + judge Bradley–Terry ratings.
+        job_panels.register(
+            job_panels.JobPanel(
+                name="ppi-pairwise", applies=_job_samples_pairs, render=_job_ppi_pairwise_panel
             )
         )
 

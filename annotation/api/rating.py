@@ -63,6 +63,7 @@ class JobOutput(serializers.ModelSerializer):
             "sample_seed",
             "sample",
             "sample_pairing",
+            "pair_sample_size",
             "created_at",
         ]
 
@@ -115,6 +116,13 @@ class JobListCreateApi(generics.ListAPIView):
             **model_bounds(RatingJob, "sample_size", min_value=1),
         )
         sample_seed = serializers.IntegerField(default=0, **model_bounds(RatingJob, "sample_seed"))
+        pair_sample_size = serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            help_text="pairwise: ask about only this many comparisons (scenario, system pair), "
+            "drawn at random with sample_seed (for the human + judge ratings)",
+            **model_bounds(RatingJob, "pair_sample_size", min_value=1),
+        )
         allow_below_minimum = serializers.BooleanField(default=False)
         mode = serializers.ChoiceField(
             choices=RatingJob.Mode.choices,
@@ -153,6 +161,7 @@ class JobListCreateApi(generics.ListAPIView):
             created_by=request_user(request),
             allow_below_minimum=data["allow_below_minimum"],
             mode=data["mode"],
+            pair_sample_size=data.get("pair_sample_size"),
         )
         return Response(JobOutput(job).data, status=status.HTTP_201_CREATED)
 

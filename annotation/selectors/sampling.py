@@ -146,3 +146,60 @@ def job_design(job: RatingJob) -> JobDesign:
         inclusion = {pk: latest.get(system, inclusion.get(pk)) for pk, system in population.items()}
         return JobDesign("rounds", population, inclusion, design.get("seed"))
     return JobDesign("random", population, inclusion, design.get("seed"))
+
+
+# --- a pairwise job's comparisons --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairDesign:
+    """How a pairwise job chose the comparisons people vote on, as the prediction-powered
+    Bradley–Terry estimate reads it: ``population`` every comparison (a dialogue pair, in the
+    pairing's order: the first has the smaller system), ``drawn`` those people were asked about,
+    ``inclusion`` each drawn one's π (equal: a simple random sample); ``reason`` says why a
+    design is ``census`` or ``unknown``."""
+
+    kind: DesignKind
+    population: list[tuple[int, int]] = field(default_factory=list)
+    drawn: list[tuple[int, int]] = field(default_factory=list)
+    inclusion: float | None = None
+    seed: int | None = None
+    reason: str = ""
+
+
+def _keys(rows: Iterable[Iterable[int]]) -> list[tuple[int, int]]:
+    return [(int(a), int(b)) for a, b in rows]
+
+
+def pair_design(job: RatingJob) -> PairDesign:
+    """A pairwise job's design: ``random`` when it drew a subset of its comparisons
+    (``pair_sample_size``, recorded by ``annotation.services.pairwise.pair_sample_draw``),
+    ``census`` when it asks about every comparison, ``unknown`` before the draw."""
+    if job.pair_sample_size is None:
+        return PairDesign(
+            "census",
+            reason="the job asks people about every comparison (no pair_sample_size), so "
+            "there are no unrated comparisons for a judge to add",
+        )
+    design = job.pair_design
+    if not design:
+        return PairDesign("unknown", reason="the job's comparisons have not been drawn yet")
+    population, drawn = _keys(design["population"]), _keys(design["drawn"])
+    inclusion = design.get("inclusion")
+    if len(drawn) >= len(population):
+        return PairDesign(
+            "census",
+            population,
+            drawn,
+            1.0,
+            design.get("seed"),
+            reason=f"the draw took all {len(population)} comparisons (pair_sample_size "
+            f"{design.get('size')}), so there are no unrated comparisons for a judge to add",
+        )
+    return PairDesign(
+        "random",
+        population,
+        drawn,
+        None if inclusion is None else float(inclusion),
+        design.get("seed"),
+    )

@@ -35,7 +35,42 @@ def _seed(job: RatingJob) -> str:
 
 
 def job_pairs(job: RatingJob) -> list[Pair]:
-    """The job's pairs: per scenario (sample and skill), every pair of systems once.
+    """The job's pairs: every comparison (`all_job_pairs`), or only the drawn ones when the job
+    rates a random subset of them (`pair_sample_size`, drawn by `pair_sample_draw`)."""
+    pairs = all_job_pairs(job)
+    if job.pair_sample_size is None:
+        return pairs
+    drawn = {tuple(key) for key in job.pair_design.get("drawn", ())}
+    return [p for p in pairs if p.key in drawn]
+
+
+def pair_sample_draw(job: RatingJob) -> list[tuple[int, int]]:
+    """Draw a pair-sampling job's comparisons once and record the design on the job, so later
+    dialogues and reopenings do not change what is rated. A simple random sample without
+    replacement of `pair_sample_size` of the N comparisons (`random.Random(sample_seed)` over
+    the comparisons in key order, reproducible): each has inclusion probability π = n/N
+    (all of them, π = 1, when n ≥ N). Returns the drawn keys."""
+    if job.pair_sample_size is None:
+        return []
+    if job.pair_design:
+        return [(int(a), int(b)) for a, b in job.pair_design["drawn"]]
+    keys = sorted(p.key for p in all_job_pairs(job))
+    size = min(job.pair_sample_size, len(keys))
+    drawn = sorted(random.Random(job.sample_seed).sample(keys, size))
+    job.pair_design = {
+        "kind": "random",
+        "seed": job.sample_seed,
+        "size": job.pair_sample_size,
+        "population": [list(key) for key in keys],
+        "drawn": [list(key) for key in drawn],
+        "inclusion": size / len(keys) if keys else None,
+    }
+    RatingJob.objects.filter(pk=job.pk).update(pair_design=job.pair_design)
+    return drawn
+
+
+def all_job_pairs(job: RatingJob) -> list[Pair]:
+    """Every comparison of the job: per scenario (sample and skill), every pair of systems once.
 
     A system with several accepted dialogues of a scenario (a quota above one) is represented
     by its earliest, so each scenario compares each pair of systems exactly once. Dialogues
@@ -90,6 +125,7 @@ def pairwise_generate(*, job: RatingJob, raters: list[int], due: datetime) -> in
     """Create the job's onboarding, real and gold pair assignments; idempotent. `raters` are
     the raters eligible for real work. Returns how many assignments were created."""
     created = _generate_onboarding(job, due)
+    pair_sample_draw(job)
     pairs = job_pairs(job)
     keys = {frozenset(p.key): p.key for p in pairs}
     holders: dict[tuple[int, int], set[int]] = defaultdict(set)

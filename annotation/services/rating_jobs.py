@@ -46,6 +46,7 @@ def job_create(
     sample_size: int | None = None,
     sample_seed: int = 0,
     mode: str = RatingJob.Mode.ABSOLUTE,
+    pair_sample_size: int | None = None,
 ) -> RatingJob:
     """Create a draft job. `raters` is the expert pool (default: every active expert).
 
@@ -56,7 +57,10 @@ def job_create(
     rubric's questions comparatively (`annotation.pairwise.comparative_questions`; the
     `acute-eval` preset holds ACUTE's four); `raters_per_dialogue` counts raters per pair; the
     onboarding threshold defaults to ACUTE's 0.75; the answers are written as votes under a
-    vote source made with the job."""
+    vote source made with the job. `pair_sample_size` (pairwise only): rate a seeded random
+    subset of that many comparisons (scenario, system pair), drawn with `sample_seed` when the
+    job opens (`pair_sample_draw`), so that a judge's votes on every comparison can sharpen the
+    ratings (prediction-powered Bradley–Terry, issue 28)."""
     name = _clean_name(name, exclude=None)
     if mode not in RatingJob.Mode.values:
         raise RatingJobError(
@@ -77,6 +81,23 @@ def job_create(
             raise RatingJobError(
                 _("quality_settings：成对比较中评分专家不会看到同一段对话两次，不能设重复题"),
                 field="quality_settings",
+            )
+    if pair_sample_size is not None:
+        if not pairwise:
+            raise RatingJobError(
+                _("pair_sample_size：只有成对比较任务可以抽取比较"), field="pair_sample_size"
+            )
+        if pair_sample_size < 1:
+            raise RatingJobError(
+                _("pair_sample_size：抽取的比较数至少为 1（留空表示全部比较）"),
+                field="pair_sample_size",
+            )
+        if sample_size is not None:
+            # Pairs of sampled dialogues would have inclusion probabilities of their own: one
+            # random draw, of the comparisons, keeps π = n/N exact.
+            raise RatingJobError(
+                _("pair_sample_size：不能与 sample_size 同时使用（只抽取比较，不抽取对话）"),
+                field="pair_sample_size",
             )
     if sample_size is not None and sample_size < 1:
         raise RatingJobError(
@@ -135,6 +156,7 @@ def job_create(
         sample_seed=sample_seed,
         created_by=created_by,
         mode=mode,
+        pair_sample_size=pair_sample_size,
     )
     if pairwise:
         job.vote_source = VoteSource.objects.create(

@@ -59,6 +59,7 @@ def job_create(request: AuthenticatedHttpRequest) -> HttpResponse:
                 created_by=request.user,
                 allow_below_minimum=data["allow_below_minimum"],
                 mode=data["mode"] or RatingJob.Mode.ABSOLUTE,
+                pair_sample_size=data["pair_sample_size"],
             )
         except assignment_services.RatingJobError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, str(exc))

@@ -15,9 +15,10 @@ from rest_framework.views import APIView
 from annotation.models import RatingJob
 from core.access import request_user
 from core.api import KEY_MAX_LENGTH, refused
-from metrics.services import ppi, ppi_rounds
+from metrics.services import ppi, ppi_pairwise, ppi_rounds
 
 MAX_RUNS = 20
+JUDGE_MAX_LENGTH = 200  # chat.Vote.voter
 
 
 class PredictorInput(serializers.Serializer[Any]):
@@ -170,3 +171,32 @@ class RatingJobRoundsApi(APIView):
             "dialogues": drawn.dialogues,
         }
         return Response(body, status=status.HTTP_201_CREATED)
+
+
+class PairwiseInput(serializers.Serializer[Any]):
+    judge = serializers.CharField(
+        max_length=JUDGE_MAX_LENGTH, help_text="the judge's voter prefix: judge:<key>[-v<N>]"
+    )
+    question = serializers.CharField(max_length=KEY_MAX_LENGTH)
+    alpha = serializers.FloatField(
+        min_value=ppi.ALPHA_RANGE[0], max_value=ppi.ALPHA_RANGE[1], default=0.1
+    )
+
+
+class RatingJobPairwisePPIApi(APIView):
+    @extend_schema(
+        request=PairwiseInput, responses={200: OpenApiTypes.OBJECT, 400: refused("Bad options")}
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        """A pairwise job that rated a random subset of its comparisons: per system the
+        human-only and human + judge (prediction-powered) Bradley–Terry ratings with intervals,
+        their widths and the effective sample size, and the judge's agreement with the humans
+        on the comparisons they voted on."""
+        serializer = PairwiseInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        return Response(
+            ppi_pairwise.pairwise_ppi(
+                job=_job(pk), judge=data["judge"], question=data["question"], alpha=data["alpha"]
+            )
+        )

@@ -65,6 +65,12 @@ class Command(WorkspaceCommand):
             help="rate only this many dialogues per system, drawn after generation (seed 001)",
         )
         parser.add_argument("--sample-seed", type=int, default=0, help="seed of that draw")
+        parser.add_argument(
+            "--pair-sample-size",
+            type=int,
+            help="pairwise: ask about only this many comparisons, drawn at random with "
+            "--sample-seed (for the human + judge ratings, manage.py ppi_pairwise)",
+        )
         parser.add_argument("--open", action="store_true", help="open and assign now")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -124,6 +130,7 @@ class Command(WorkspaceCommand):
                     seed=options["seed"],
                     sample_size=options["sample_size"],
                     sample_seed=options["sample_seed"],
+                    pair_sample_size=options["pair_sample_size"],
                 )
                 for purpose in ("onboarding", "gold"):
                     for index, spec in enumerate(options[purpose]):
