@@ -385,6 +385,32 @@ def _add_backends(campaign: Campaign, backends: Iterable[Backend]) -> None:
         )
 
 
+def imported_system(
+    name: str,
+    *,
+    known: dict[str, Backend],
+    created: list[str],
+    description: str,
+    created_by: User | None,
+) -> Backend:
+    """The backend an imported file names (adapter `imported`, inactive), made when new; `known`
+    caches them for the import and `created` collects the names of the new ones."""
+    if name not in known:
+        backend, is_new = Backend.objects.get_or_create(
+            name=name,
+            defaults={
+                "adapter": Backend.Adapter.IMPORTED,
+                "active": False,
+                "description": description,
+                "created_by": created_by,
+            },
+        )
+        if is_new:
+            created.append(name)
+        known[name] = backend
+    return known[name]
+
+
 class _Importer:
     """Holds the state of one import: systems seen, ids seen, the batch being filled."""
 
@@ -399,20 +425,13 @@ class _Importer:
         self.batch: list[_ParsedDialogue] = []
 
     def backend(self, name: str) -> Backend:
-        if name not in self.backends:
-            backend, created = Backend.objects.get_or_create(
-                name=name,
-                defaults={
-                    "adapter": Backend.Adapter.IMPORTED,
-                    "active": False,
-                    "description": f"Imported with the dialogues of '{self.campaign.name}'.",
-                    "created_by": self.created_by,
-                },
-            )
-            if created:
-                self.result.systems_created.append(name)
-            self.backends[name] = backend
-        return self.backends[name]
+        return imported_system(
+            name,
+            known=self.backends,
+            created=self.result.systems_created,
+            description=f"Imported with the dialogues of '{self.campaign.name}'.",
+            created_by=self.created_by,
+        )
 
     def add(self, parsed: _ParsedDialogue) -> None:
         first = self.id_lines.get(parsed.external_id)

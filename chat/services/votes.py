@@ -43,6 +43,7 @@ from chat.services.dialogue_io import (
     DialogueImportError,
     _add_backends,
     _campaign_for_import,
+    imported_system,
 )
 from chat.services.identity import clean_identity_words, identity_matcher
 from core.errors import ServiceError
@@ -398,20 +399,13 @@ class _VoteImporter:
         self.system_matchers: dict[tuple[str, str], Any] = {}
 
     def backend(self, name: str) -> Backend:
-        if name not in self.backends:
-            backend, created = Backend.objects.get_or_create(
-                name=name,
-                defaults={
-                    "adapter": Backend.Adapter.IMPORTED,
-                    "active": False,
-                    "description": f"Imported with the votes of '{self.campaign.name}'.",
-                    "created_by": self.created_by,
-                },
-            )
-            if created:
-                self.result.systems_created.append(name)
-            self.backends[name] = backend
-        return self.backends[name]
+        return imported_system(
+            name,
+            known=self.backends,
+            created=self.result.systems_created,
+            description=f"Imported with the votes of '{self.campaign.name}'.",
+            created_by=self.created_by,
+        )
 
     def dialogue(self, parsed: _ParsedVote, system: str, conversation: _Conversation) -> Dialogue:
         external_id = f"vote:{parsed.item}:{system}:{conversation.digest()}"

@@ -21,8 +21,8 @@ from metrics.reporting.latex import escape
 
 logger = logging.getLogger(__name__)
 
-LEADERBOARD_FIELDS = [
-    "question",
+# The leaderboard's columns (rank_pairwise's CSV, the API's output=csv), best system first.
+LEADERBOARD_COLUMNS = (
     "system",
     "rating",
     "lower",
@@ -33,7 +33,8 @@ LEADERBOARD_FIELDS = [
     "votes",
     "se",
     "elo",
-]
+)
+LEADERBOARD_FIELDS = ["question", *LEADERBOARD_COLUMNS]
 WIN_RATE_FIELDS = ["question", "system", "opponent", "win_rate", "battles", "predicted"]
 SEPARATION_FIELDS = ["question", "higher", "lower", "gap", "separated", "votes_needed"]
 AGREEMENT_FIELDS = [

@@ -32,6 +32,7 @@ from metrics.analysis import bradley_terry as bt
 from metrics.analysis import pairwise_accuracy as accuracy
 from metrics.analysis import preference_agreement as agreement
 from metrics.analysis.preference_agreement import PairwiseVote
+from metrics.reporting.pairwise import LEADERBOARD_COLUMNS
 from metrics.selectors import votes as vote_selectors
 
 JUDGE_RULES = ("per_order", "conservative")
@@ -336,20 +337,6 @@ def _one_question(campaign_ids: Sequence[int], question: str | None) -> str:
             f"no votes on question {question!r} (the study's: {shown})", field="question"
         )
     return question
-
-
-LEADERBOARD_COLUMNS = (
-    "system",
-    "rating",
-    "lower",
-    "upper",
-    "rank",
-    "rank_lower",
-    "rank_upper",
-    "votes",
-    "se",
-    "elo",
-)
 
 
 def leaderboard_csv(board: Mapping[str, Any]) -> str:
