@@ -305,7 +305,12 @@ def chat_state(*, dialogue: Dialogue, turns: list[Turn] | None = None) -> ChatSt
         items_ticked=ticked,
         can_send=open_ and not awaiting and turns_done < max_turns and not owed.last_reply,
         can_finish=can_finish,
-        can_end_early=open_ and not awaiting and turns_done >= 1 and campaign.rate_while_chatting,
+        # Seed 001's multi-turn protocol, and a side-by-side chat that broke down on one side:
+        # the worker may end it after a turn ("cannot continue", recorded on the dialogue).
+        can_end_early=open_
+        and not awaiting
+        and turns_done >= 1
+        and (campaign.rate_while_chatting or campaign.mode == Campaign.Mode.SIDE_BY_SIDE),
         reply_answers_missing=owed.last_reply,
         answers_missing=owed.total,
     )

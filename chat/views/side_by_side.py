@@ -390,7 +390,11 @@ async def side_by_side_grounding(request: HtmxHttpRequest, pk: int) -> HttpRespo
 async def side_by_side_submit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     def submit() -> HttpResponse:
         try:
-            conversation = services.side_by_side_submit(worker=request.user, pk=pk)
+            conversation = services.side_by_side_submit(
+                worker=request.user,
+                pk=pk,
+                cannot_continue=request.POST.get("cannot_continue") == "1",
+            )
         except CollectionError as exc:
             messages.error(request, str(exc))
             return redirect("chat:sbs-page", pk=pk)
