@@ -235,6 +235,8 @@ def _side_events(
         prefix=f"{side}:",
         failed_template=PARTS + "#failed",
         extra={"side": side, "retry_url": retry_url},
+        # The page's status bar comes with `controls`; the script uses only the turn.
+        with_status=False,
     )
 
 
