@@ -21,13 +21,13 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Q
 from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from chat.models import Campaign, Dialogue, SideBySide, Turn, Vote, VoteSource
-from chat.selectors.collection import ChatState, chat_state, chat_turns
+from chat.selectors.collection import CHAT_TURN_FIELDS, ChatState, chat_state, chat_turns
 from chat.services import collection
 from chat.services.collection import CollectionError, PostedUtterance
 from chat.services.dialogue_io import worker_pseudonym
@@ -38,15 +38,23 @@ REASON_MAX_CHARS = 1000
 
 
 def worker_side_by_side_get(
-    *, user: AbstractBaseUser | AnonymousUser, pk: int, lock: bool = False
+    *,
+    user: AbstractBaseUser | AnonymousUser,
+    pk: int,
+    lock: bool = False,
+    lock_sides: bool = False,
 ) -> SideBySide:
-    """A side-by-side conversation of this worker; anyone else's is a 404 (as for dialogues)."""
+    """A side-by-side conversation of this worker; anyone else's is a 404 (as for dialogues).
+    `lock`: its row locked (in a transaction); `lock_sides`: both sides' dialogue rows too, in
+    the same query, read as they are once locked (the send's one read of the three)."""
     if not user.is_authenticated:
         raise Http404("No such conversation.")
     conversations = SideBySide.objects.select_related(
         "campaign", "left__skill", "left__campaign", "right__skill", "right__campaign"
     ).filter(left__worker_id=user.pk)
-    if lock:
+    if lock_sides:
+        conversations = conversations.select_for_update(of=("self", "left", "right"))
+    elif lock:
         conversations = conversations.select_for_update(of=("self",))
     try:
         return conversations.get(pk=pk)
@@ -171,39 +179,74 @@ def side_by_side_post(
     *, worker: AbstractBaseUser | AnonymousUser, pk: int, text: str
 ) -> PostedPair:
     """Save the worker's utterance on both sides (one transaction: both or neither), after the
-    single-chat checks on each and, voting per turn, once the last pair of replies has its
-    vote. The replies are dispatched by the caller (`replies.reply_dispatch`, one per side).
+    single-chat checks on each (`collection.utterance_violations`, left then right) and, voting
+    per turn, once the last pair of replies has its vote. The replies are dispatched by the
+    caller (`replies.reply_dispatch`, one per side). A refused utterance is recorded against
+    the participant once, outside the transaction (`collection.utterance_refuse`).
 
-    This is the send's hot path: the vote rule is checked on two small queries (the replies per
-    side, the votes), the rest of each side's state by `worker_turn_post` itself."""
+    This is the send's hot path, so both sides are handled together: the conversation and
+    both dialogues read locked in one query, both sides' turns in one, the votes in one, both
+    utterances inserted in one statement and both dialogues touched in one update."""
+    text = collection.utterance_text(text)
     with transaction.atomic():
-        conversation = worker_side_by_side_get(user=worker, pk=pk, lock=True)
-        _require_vote_given(conversation)
-        left = collection.worker_turn_post(
-            worker=worker, dialogue_id=conversation.left_id, text=text
-        )
-        right = collection.worker_turn_post(
-            worker=worker, dialogue_id=conversation.right_id, text=text
-        )
-    return PostedPair(conversation=conversation, left=left, right=right)
+        conversation = worker_side_by_side_get(user=worker, pk=pk, lock_sides=True)
+        left_turns, right_turns = _both_sides_turns(conversation)
+        _require_vote_given(conversation, left_turns, right_turns)
+        refused = None
+        for dialogue, turns in ((conversation.left, left_turns), (conversation.right, right_turns)):
+            violations = collection.utterance_violations(dialogue=dialogue, turns=turns, text=text)
+            if violations:
+                refused = (dialogue, violations)
+                break
+        if refused is None:
+            left, right = Turn.objects.bulk_create(
+                [
+                    collection.utterance_turn(
+                        dialogue=conversation.left, turns=left_turns, text=text
+                    ),
+                    collection.utterance_turn(
+                        dialogue=conversation.right, turns=right_turns, text=text
+                    ),
+                ]
+            )
+            Dialogue.objects.filter(pk__in=[conversation.left_id, conversation.right_id]).update(
+                updated_at=timezone.now()
+            )
+            return PostedPair(
+                conversation=conversation,
+                left=_posted(conversation.left, left_turns, left),
+                right=_posted(conversation.right, right_turns, right),
+            )
+    collection.utterance_refuse(dialogue=refused[0], violations=refused[1])
 
 
-def _require_vote_given(conversation: SideBySide) -> None:
+def _both_sides_turns(conversation: SideBySide) -> tuple[list[Turn], list[Turn]]:
+    """Each side's turns in order (`CHAT_TURN_FIELDS`), read in one query."""
+    turns = (
+        Turn.objects.filter(dialogue_id__in=[conversation.left_id, conversation.right_id])
+        .order_by("dialogue_id", "index")
+        .only(*CHAT_TURN_FIELDS)
+    )
+    left: list[Turn] = []
+    right: list[Turn] = []
+    for turn in turns:
+        (left if turn.dialogue_id == conversation.left_id else right).append(turn)
+    return left, right
+
+
+def _posted(dialogue: Dialogue, turns: list[Turn], turn: Turn) -> PostedUtterance:
+    return PostedUtterance(dialogue, turn, chat_state(dialogue=dialogue, turns=[*turns, turn]))
+
+
+def _require_vote_given(
+    conversation: SideBySide, left_turns: list[Turn], right_turns: list[Turn]
+) -> None:
     voted = _voted_turns(conversation)
     if conversation.campaign.vote_timing == Campaign.VoteTiming.END:
         if voted:
             raise CollectionError(_("已经投过票了，请点击「完成」。"))
         return
-    replies = dict(
-        Turn.objects.filter(
-            dialogue_id__in=[conversation.left_id, conversation.right_id],
-            speaker=Turn.Speaker.SYSTEM,
-        )
-        .values("dialogue_id")
-        .annotate(n=Count("pk"))
-        .values_list("dialogue_id", "n")
-    )
-    answered = min(replies.get(conversation.left_id, 0), replies.get(conversation.right_id, 0))
+    answered = min(answered_turns(left_turns), answered_turns(right_turns))
     if answered and answered not in voted:
         raise CollectionError(_("请先对这一轮的两条回复投票，再继续聊天。"))
 
