@@ -27,7 +27,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from chat.models import Campaign, Dialogue, SideBySide, Turn, Vote, VoteSource
-from chat.selectors.collection import CHAT_TURN_FIELDS, ChatState, chat_state, chat_turns
+from chat.selectors.collection import CHAT_TURN_FIELDS, ChatState, chat_state
 from chat.services import collection
 from chat.services.collection import CollectionError, PostedUtterance
 from chat.services.dialogue_io import worker_pseudonym
@@ -49,17 +49,22 @@ def worker_side_by_side_get(
     the same query, read as they are once locked (the send's one read of the three)."""
     if not user.is_authenticated:
         raise Http404("No such conversation.")
+    # The sides' campaign is the conversation's: joined once, shared below.
     conversations = SideBySide.objects.select_related(
-        "campaign", "left__skill", "left__campaign", "right__skill", "right__campaign"
+        "campaign", "left__skill", "right__skill"
     ).filter(left__worker_id=user.pk)
     if lock_sides:
         conversations = conversations.select_for_update(of=("self", "left", "right"))
     elif lock:
         conversations = conversations.select_for_update(of=("self",))
     try:
-        return conversations.get(pk=pk)
+        conversation = conversations.get(pk=pk)
     except SideBySide.DoesNotExist:
         raise Http404("No such conversation.") from None
+    for side in (conversation.left, conversation.right):
+        if side.campaign_id == conversation.campaign_id:
+            side.campaign = conversation.campaign
+    return conversation
 
 
 def answered_turns(turns: list[Turn]) -> int:
@@ -142,16 +147,15 @@ def conversation_state(
     conversation: SideBySide,
     left_turns: list[Turn] | None = None,
     right_turns: list[Turn] | None = None,
+    voted: frozenset[int] | None = None,
 ) -> ConversationState:
-    left_turns = (
-        left_turns if left_turns is not None else chat_turns(dialogue_id=conversation.left_id)
-    )
-    right_turns = (
-        right_turns if right_turns is not None else chat_turns(dialogue_id=conversation.right_id)
-    )
+    """The conversation's state; the turns of each side (in order) and the turns voted on are
+    read unless given (both sides' turns in one query)."""
+    if left_turns is None or right_turns is None:
+        left_turns, right_turns = _both_sides_turns(conversation)
     left = chat_state(dialogue=conversation.left, turns=left_turns)
     right = chat_state(dialogue=conversation.right, turns=right_turns)
-    voted = _voted_turns(conversation)
+    voted = _voted_turns(conversation) if voted is None else voted
     campaign = conversation.campaign
     over = (
         bool(voted)
@@ -263,6 +267,13 @@ def _vote_source(campaign: Campaign) -> VoteSource:
     return source
 
 
+@dataclass(frozen=True)
+class CastVote:
+    vote: Vote
+    conversation: SideBySide
+    state: ConversationState  # the conversation's state with the vote (what the page shows next)
+
+
 @transaction.atomic
 def side_by_side_vote(
     *,
@@ -270,17 +281,17 @@ def side_by_side_vote(
     pk: int,
     outcome: str,
     reason: str = "",
-) -> Vote:
+) -> CastVote:
     """Record the worker's vote on the turn due (per turn) or on the whole conversation (at the
-    end). A second vote on the same turn is refused."""
+    end). A second vote on the same turn is refused. The state after the vote comes back with
+    it, built from what the vote read (the page's controls need no second read)."""
     if outcome not in Vote.Outcome.values:
         raise CollectionError(_("请选择：A 更好、B 更好、平局或都不好。"))
     reason = (reason or "").strip()
     if len(reason) > REASON_MAX_CHARS:
         raise CollectionError(_("理由最多 %(n)d 个字。") % {"n": REASON_MAX_CHARS})
     conversation = worker_side_by_side_get(user=worker, pk=pk, lock=True)
-    left_turns = chat_turns(dialogue_id=conversation.left_id)
-    right_turns = chat_turns(dialogue_id=conversation.right_id)
+    left_turns, right_turns = _both_sides_turns(conversation)
     state = conversation_state(
         conversation=conversation, left_turns=left_turns, right_turns=right_turns
     )
@@ -299,7 +310,7 @@ def side_by_side_vote(
         "backend__name", flat=True
     )
     matcher = identity_matcher(study_words=campaign.identity_words, system_names=names)
-    return Vote.objects.create(
+    vote = Vote.objects.create(
         campaign=campaign,
         source=_vote_source(campaign),
         item=item_of(conversation.pk),
@@ -316,6 +327,13 @@ def side_by_side_vote(
         identity_leak=matcher.find(*compared)[:120],
         voted_at=timezone.now(),
     )
+    after = conversation_state(
+        conversation=conversation,
+        left_turns=left_turns,
+        right_turns=right_turns,
+        voted=state.voted_turns | {turn},
+    )
+    return CastVote(vote=vote, conversation=conversation, state=after)
 
 
 def _replies(turns: list[Turn]) -> list[str]:

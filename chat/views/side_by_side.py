@@ -157,10 +157,17 @@ async def side_by_side_page(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     return await _render(request, PAGE, context)
 
 
-def _controls_html(request: HtmxHttpRequest, pk: int) -> str:
-    conversation = services.worker_side_by_side_get(user=request.user, pk=pk)
-    state = services.conversation_state(conversation=conversation)
-    context = _controls_context(request, conversation, state)
+def _controls_html(
+    request: HtmxHttpRequest,
+    pk: int,
+    known: tuple[SideBySide, services.ConversationState] | None = None,
+) -> str:
+    """The status bar and vote panel; `known`: the conversation and its state, when the caller
+    has them already (a vote), else they are read."""
+    if known is None:
+        conversation = services.worker_side_by_side_get(user=request.user, pk=pk)
+        known = conversation, services.conversation_state(conversation=conversation)
+    context = _controls_context(request, *known)
     return render_to_string(PARTS + "#controls", context, request=request)
 
 
@@ -339,12 +346,15 @@ async def side_by_side_retry(request: HtmxHttpRequest, pk: int, side: str) -> Ht
 
 
 def _answer_with_controls(
-    request: HtmxHttpRequest, pk: int, change: Callable[[], object]
+    request: HtmxHttpRequest,
+    pk: int,
+    change: Callable[[], tuple[SideBySide, services.ConversationState] | None],
 ) -> HttpResponse:
     """Make a change (a vote, the grounding ticks) and answer with the refreshed status bar and
-    vote panel (htmx) or the page; a refused change answers with its reason."""
+    vote panel (htmx) or the page; a refused change answers with its reason. `change` returns
+    the conversation and its state after the change when it has them (else they are read)."""
     try:
-        change()
+        known = change()
     except CollectionError as exc:
         if request.htmx:
             html = render_to_string(
@@ -355,19 +365,20 @@ def _answer_with_controls(
         return redirect("chat:sbs-page", pk=pk)
     if not request.htmx:
         return redirect("chat:sbs-page", pk=pk)
-    return HttpResponse(_controls_html(request, pk))
+    return HttpResponse(_controls_html(request, pk, known))
 
 
 @require_POST
 @_crowdworker_view()
 async def side_by_side_vote(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    def vote() -> object:
-        return services.side_by_side_vote(
+    def vote() -> tuple[SideBySide, services.ConversationState]:
+        cast = services.side_by_side_vote(
             worker=request.user,
             pk=pk,
             outcome=request.POST.get("outcome", ""),
             reason=request.POST.get("reason", ""),
         )
+        return cast.conversation, cast.state
 
     return await in_db_thread(
         _in_request_language, request, _answer_with_controls, request, pk, vote
@@ -377,8 +388,8 @@ async def side_by_side_vote(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @_crowdworker_view()
 async def side_by_side_grounding(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    def tick() -> object:
-        return services.side_by_side_ticks(
+    def tick() -> None:
+        services.side_by_side_ticks(
             worker=request.user, pk=pk, item_ids=request.POST.getlist("used")
         )
 
