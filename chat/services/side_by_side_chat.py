@@ -153,9 +153,19 @@ def conversation_state(
     read unless given (both sides' turns in one query)."""
     if left_turns is None or right_turns is None:
         left_turns, right_turns = _both_sides_turns(conversation)
-    left = chat_state(dialogue=conversation.left, turns=left_turns)
-    right = chat_state(dialogue=conversation.right, turns=right_turns)
-    voted = _voted_turns(conversation) if voted is None else voted
+    return state_of_sides(
+        conversation=conversation,
+        left=chat_state(dialogue=conversation.left, turns=left_turns),
+        right=chat_state(dialogue=conversation.right, turns=right_turns),
+        voted=_voted_turns(conversation) if voted is None else voted,
+    )
+
+
+def state_of_sides(
+    *, conversation: SideBySide, left: ChatState, right: ChatState, voted: frozenset[int]
+) -> ConversationState:
+    """The conversation's state from each side's (`chat_state`: its `turns_done` counts the
+    side's replies) and the turns voted on: no query."""
     campaign = conversation.campaign
     over = (
         bool(voted)
@@ -165,7 +175,7 @@ def conversation_state(
     return ConversationState(
         left=left,
         right=right,
-        answered=min(answered_turns(left_turns), answered_turns(right_turns)),
+        answered=min(left.turns_done, right.turns_done),
         voted_turns=voted,
         vote_timing=campaign.vote_timing,
         reveal=campaign.reveal_after_vote and over and bool(voted),
@@ -177,6 +187,10 @@ class PostedPair:
     conversation: SideBySide
     left: PostedUtterance
     right: PostedUtterance
+    # The turns voted on when the utterance was saved: none can be added before both replies
+    # are in (a vote waits for them), so the controls after the replies are built from these
+    # and the replies' states (`state_of_sides`).
+    voted: frozenset[int]
 
 
 def side_by_side_post(
@@ -195,7 +209,7 @@ def side_by_side_post(
     with transaction.atomic():
         conversation = worker_side_by_side_get(user=worker, pk=pk, lock_sides=True)
         left_turns, right_turns = _both_sides_turns(conversation)
-        _require_vote_given(conversation, left_turns, right_turns)
+        voted = _require_vote_given(conversation, left_turns, right_turns)
         refused = None
         for dialogue, turns in ((conversation.left, left_turns), (conversation.right, right_turns)):
             violations = collection.utterance_violations(dialogue=dialogue, turns=turns, text=text)
@@ -220,6 +234,7 @@ def side_by_side_post(
                 conversation=conversation,
                 left=_posted(conversation.left, left_turns, left),
                 right=_posted(conversation.right, right_turns, right),
+                voted=voted,
             )
     collection.utterance_refuse(dialogue=refused[0], violations=refused[1])
 
@@ -244,15 +259,17 @@ def _posted(dialogue: Dialogue, turns: list[Turn], turn: Turn) -> PostedUtteranc
 
 def _require_vote_given(
     conversation: SideBySide, left_turns: list[Turn], right_turns: list[Turn]
-) -> None:
+) -> frozenset[int]:
+    """The turns voted on, once the rule allows another utterance."""
     voted = _voted_turns(conversation)
     if conversation.campaign.vote_timing == Campaign.VoteTiming.END:
         if voted:
             raise CollectionError(_("已经投过票了，请点击「完成」。"))
-        return
+        return voted
     answered = min(answered_turns(left_turns), answered_turns(right_turns))
     if answered and answered not in voted:
         raise CollectionError(_("请先对这一轮的两条回复投票，再继续聊天。"))
+    return voted
 
 
 def _vote_source(campaign: Campaign) -> VoteSource:

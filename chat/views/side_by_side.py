@@ -30,6 +30,7 @@ from django_htmx.http import reswap, retarget
 
 from chat.models import Campaign, Dialogue, SideBySide
 from chat.selectors import collection as selectors
+from chat.selectors.collection import ChatState
 from chat.services import replies, scenario_assignment
 from chat.services import side_by_side_chat as services
 from chat.services.collection import CollectionError
@@ -227,6 +228,17 @@ async def _merged(streams: dict[str, AsyncGenerator[str, None]]) -> AsyncGenerat
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
+async def _noting_saved(
+    follow: AsyncGenerator[replies.ReplyEvent, None], side: str, saved: dict[str, ChatState]
+) -> AsyncGenerator[replies.ReplyEvent, None]:
+    """A reply's events, noting in `saved` the side's state once its reply is saved."""
+    async with aclosing(follow) as events:
+        async for event in events:
+            if isinstance(event, replies.ReplySaved):
+                saved[side] = event.state
+            yield event
+
+
 def _side_events(
     request: HtmxHttpRequest,
     conversation: SideBySide,
@@ -252,20 +264,31 @@ async def _send_events(
 ) -> AsyncGenerator[str, None]:
     yield f"event: sent\ndata: {sent}\n\n"
     conversation = posted.conversation
+    saved: dict[str, ChatState] = {}
     follows = {
         side: _side_events(
             request,
             conversation,
             side,
-            replies.reply_follow_dispatched(utterance_id=utterance.turn.pk),
+            _noting_saved(
+                replies.reply_follow_dispatched(utterance_id=utterance.turn.pk), side, saved
+            ),
         )
         for side, utterance in (("a", posted.left), ("b", posted.right))
     }
     async with aclosing(_merged(follows)) as events:
         async for event in events:
             yield event
+    # Both replies saved: the controls from their states and the votes the send read (no
+    # query); after a failure, read.
+    known = None
+    if len(saved) == len(SIDES):
+        state = services.state_of_sides(
+            conversation=conversation, left=saved["a"], right=saved["b"], voted=posted.voted
+        )
+        known = conversation, state
     html = await in_db_thread(
-        _in_request_language, request, _controls_html, request, conversation.pk
+        _in_request_language, request, _controls_html, request, conversation.pk, known
     )
     yield f"event: controls\ndata: {json.dumps({'html': html}, ensure_ascii=False)}\n\n"
 
