@@ -462,8 +462,12 @@ async def chat(
                 while True:
                     base = balancer.pick(w, attempt)
                     try:
+                        # As the page's vote panel posts it (htmx): the answer is the
+                        # refreshed controls, not a redirect to the whole page.
                         async with client.post(
-                            f"{base}{page}/vote/", data={"outcome": outcome}
+                            f"{base}{page}/vote/",
+                            data={"outcome": outcome},
+                            headers={"HX-Request": "true"},
                         ) as response:
                             await response.read()
                             if retried and response.status == 422:  # the first one counted

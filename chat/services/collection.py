@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NoReturn
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
@@ -68,6 +69,77 @@ class PostedUtterance:
     state: ChatState  # the dialogue's state with the utterance (awaiting its reply)
 
 
+def utterance_text(text: str) -> str:
+    """The utterance as it is saved (stripped), or why it cannot be sent at all."""
+    text = (text or "").strip()
+    if not text:
+        raise CollectionError(_("请输入要发送的话。"))
+    if len(text) > MAX_USER_CHARS:
+        raise CollectionError(
+            _("一次最多发送 %(max)d 个字符（现在 %(n)d 个）。")
+            % {"max": MAX_USER_CHARS, "n": len(text)}
+        )
+    return text
+
+
+def utterance_violations(
+    *, dialogue: Dialogue, turns: list[Turn], text: str
+) -> list[acceptability.Violation]:
+    """The send's checks on a dialogue read locked with its turns (`chat_turns`): a state that
+    allows no utterance now raises `CollectionError`; the acceptability rules the utterance
+    breaks are returned (empty: it may be saved)."""
+    require_open(dialogue)
+    state = chat_state(dialogue=dialogue, turns=turns)
+    if state.awaiting_reply:
+        raise CollectionError(_("请等模型回复后再发送。"))
+    if state.reply_answers_missing:
+        # Seed 001's multi-turn protocol: each reply is rated before the chat goes on.
+        raise CollectionError(
+            _("请先回答上一条回复下的 %(n)d 个评分问题，再继续聊天。")
+            % {"n": state.reply_answers_missing}
+        )
+    if not state.can_send:
+        raise CollectionError(
+            ngettext(
+                "已经聊满 %(n)d 轮，请点击「完成」。",
+                "已经聊满 %(n)d 轮，请点击「完成」。",
+                state.max_turns,
+            )
+            % {"n": state.max_turns}
+        )
+    return acceptability.utterance_check(
+        campaign=dialogue.campaign,
+        dialogue=dialogue,
+        text=text,
+        earlier=[turn.text for turn in turns],
+    )
+
+
+def utterance_turn(*, dialogue: Dialogue, turns: list[Turn], text: str) -> Turn:
+    """The unsaved turn of an accepted utterance after `turns` (the dialogue's, in order)."""
+    return Turn(
+        dialogue=dialogue,
+        index=turns[-1].index + 1 if turns else 0,
+        speaker=Turn.Speaker.USER,
+        text=text,
+    )
+
+
+def utterance_refuse(*, dialogue: Dialogue, violations: list[acceptability.Violation]) -> NoReturn:
+    """Record a refused utterance against the participant (repeated violations flag them) and
+    raise `UtteranceRefused`. Called outside the dialogue's transaction: the refusal stands
+    even if recording it fails."""
+    participant = (
+        Participant.objects.filter(
+            campaign_id=dialogue.campaign_id, user_id=dialogue.worker_id
+        ).first()
+        if dialogue.worker_id is not None
+        else None
+    )
+    flagged = acceptability.violation_record(participant=participant) if participant else False
+    raise UtteranceRefused([v.message for v in violations], flagged=flagged)
+
+
 def worker_turn_post(
     *, worker: AbstractBaseUser | AnonymousUser, dialogue_id: int, text: str
 ) -> PostedUtterance:
@@ -78,59 +150,17 @@ def worker_turn_post(
     A refused utterance is recorded against the participant (repeated violations flag them) and
     raises `UtteranceRefused`; the dialogue is left as it was.
     """
-    text = (text or "").strip()
-    if not text:
-        raise CollectionError(_("请输入要发送的话。"))
-    if len(text) > MAX_USER_CHARS:
-        raise CollectionError(
-            _("一次最多发送 %(max)d 个字符（现在 %(n)d 个）。")
-            % {"max": MAX_USER_CHARS, "n": len(text)}
-        )
+    text = utterance_text(text)
     with transaction.atomic():
         locked = worker_dialogue_get(user=worker, pk=dialogue_id, lock=True)
-        require_open(locked)
         turns = chat_turns(dialogue_id=locked.pk)
-        state = chat_state(dialogue=locked, turns=turns)
-        if state.awaiting_reply:
-            raise CollectionError(_("请等模型回复后再发送。"))
-        if state.reply_answers_missing:
-            # Seed 001's multi-turn protocol: each reply is rated before the chat goes on.
-            raise CollectionError(
-                _("请先回答上一条回复下的 %(n)d 个评分问题，再继续聊天。")
-                % {"n": state.reply_answers_missing}
-            )
-        if not state.can_send:
-            raise CollectionError(
-                ngettext(
-                    "已经聊满 %(n)d 轮，请点击「完成」。",
-                    "已经聊满 %(n)d 轮，请点击「完成」。",
-                    state.max_turns,
-                )
-                % {"n": state.max_turns}
-            )
-        violations = acceptability.utterance_check(
-            campaign=locked.campaign,
-            dialogue=locked,
-            text=text,
-            earlier=[turn.text for turn in turns],
-        )
+        violations = utterance_violations(dialogue=locked, turns=turns, text=text)
         if not violations:
-            turn = Turn.objects.create(
-                dialogue=locked,
-                index=turns[-1].index + 1 if turns else 0,
-                speaker=Turn.Speaker.USER,
-                text=text,
-            )
+            turn = utterance_turn(dialogue=locked, turns=turns, text=text)
+            turn.save(force_insert=True)
             Dialogue.objects.filter(pk=locked.pk).update(updated_at=timezone.now())
             return PostedUtterance(locked, turn, chat_state(dialogue=locked, turns=[*turns, turn]))
-    # Recorded outside the dialogue's transaction: the refusal stands even if recording fails.
-    participant = (
-        Participant.objects.filter(campaign_id=locked.campaign_id, user_id=locked.worker_id).first()
-        if locked.worker_id is not None
-        else None
-    )
-    flagged = acceptability.violation_record(participant=participant) if participant else False
-    raise UtteranceRefused([v.message for v in violations], flagged=flagged)
+    utterance_refuse(dialogue=locked, violations=violations)
 
 
 @transaction.atomic

@@ -21,13 +21,13 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Q
 from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from chat.models import Campaign, Dialogue, SideBySide, Turn, Vote, VoteSource
-from chat.selectors.collection import ChatState, chat_state, chat_turns
+from chat.selectors.collection import CHAT_TURN_FIELDS, ChatState, chat_state
 from chat.services import collection
 from chat.services.collection import CollectionError, PostedUtterance
 from chat.services.dialogue_io import worker_pseudonym
@@ -38,20 +38,33 @@ REASON_MAX_CHARS = 1000
 
 
 def worker_side_by_side_get(
-    *, user: AbstractBaseUser | AnonymousUser, pk: int, lock: bool = False
+    *,
+    user: AbstractBaseUser | AnonymousUser,
+    pk: int,
+    lock: bool = False,
+    lock_sides: bool = False,
 ) -> SideBySide:
-    """A side-by-side conversation of this worker; anyone else's is a 404 (as for dialogues)."""
+    """A side-by-side conversation of this worker; anyone else's is a 404 (as for dialogues).
+    `lock`: its row locked (in a transaction); `lock_sides`: both sides' dialogue rows too, in
+    the same query, read as they are once locked (the send's one read of the three)."""
     if not user.is_authenticated:
         raise Http404("No such conversation.")
+    # The sides' campaign is the conversation's: joined once, shared below.
     conversations = SideBySide.objects.select_related(
-        "campaign", "left__skill", "left__campaign", "right__skill", "right__campaign"
+        "campaign", "left__skill", "right__skill"
     ).filter(left__worker_id=user.pk)
-    if lock:
+    if lock_sides:
+        conversations = conversations.select_for_update(of=("self", "left", "right"))
+    elif lock:
         conversations = conversations.select_for_update(of=("self",))
     try:
-        return conversations.get(pk=pk)
+        conversation = conversations.get(pk=pk)
     except SideBySide.DoesNotExist:
         raise Http404("No such conversation.") from None
+    for side in (conversation.left, conversation.right):
+        if side.campaign_id == conversation.campaign_id:
+            side.campaign = conversation.campaign
+    return conversation
 
 
 def answered_turns(turns: list[Turn]) -> int:
@@ -134,16 +147,25 @@ def conversation_state(
     conversation: SideBySide,
     left_turns: list[Turn] | None = None,
     right_turns: list[Turn] | None = None,
+    voted: frozenset[int] | None = None,
 ) -> ConversationState:
-    left_turns = (
-        left_turns if left_turns is not None else chat_turns(dialogue_id=conversation.left_id)
+    """The conversation's state; the turns of each side (in order) and the turns voted on are
+    read unless given (both sides' turns in one query)."""
+    if left_turns is None or right_turns is None:
+        left_turns, right_turns = _both_sides_turns(conversation)
+    return state_of_sides(
+        conversation=conversation,
+        left=chat_state(dialogue=conversation.left, turns=left_turns),
+        right=chat_state(dialogue=conversation.right, turns=right_turns),
+        voted=_voted_turns(conversation) if voted is None else voted,
     )
-    right_turns = (
-        right_turns if right_turns is not None else chat_turns(dialogue_id=conversation.right_id)
-    )
-    left = chat_state(dialogue=conversation.left, turns=left_turns)
-    right = chat_state(dialogue=conversation.right, turns=right_turns)
-    voted = _voted_turns(conversation)
+
+
+def state_of_sides(
+    *, conversation: SideBySide, left: ChatState, right: ChatState, voted: frozenset[int]
+) -> ConversationState:
+    """The conversation's state from each side's (`chat_state`: its `turns_done` counts the
+    side's replies) and the turns voted on: no query."""
     campaign = conversation.campaign
     over = (
         bool(voted)
@@ -153,7 +175,7 @@ def conversation_state(
     return ConversationState(
         left=left,
         right=right,
-        answered=min(answered_turns(left_turns), answered_turns(right_turns)),
+        answered=min(left.turns_done, right.turns_done),
         voted_turns=voted,
         vote_timing=campaign.vote_timing,
         reveal=campaign.reveal_after_vote and over and bool(voted),
@@ -165,47 +187,89 @@ class PostedPair:
     conversation: SideBySide
     left: PostedUtterance
     right: PostedUtterance
+    # The turns voted on when the utterance was saved: none can be added before both replies
+    # are in (a vote waits for them), so the controls after the replies are built from these
+    # and the replies' states (`state_of_sides`).
+    voted: frozenset[int]
 
 
 def side_by_side_post(
     *, worker: AbstractBaseUser | AnonymousUser, pk: int, text: str
 ) -> PostedPair:
     """Save the worker's utterance on both sides (one transaction: both or neither), after the
-    single-chat checks on each and, voting per turn, once the last pair of replies has its
-    vote. The replies are dispatched by the caller (`replies.reply_dispatch`, one per side).
+    single-chat checks on each (`collection.utterance_violations`, left then right) and, voting
+    per turn, once the last pair of replies has its vote. The replies are dispatched by the
+    caller (`replies.reply_dispatch`, one per side). A refused utterance is recorded against
+    the participant once, outside the transaction (`collection.utterance_refuse`).
 
-    This is the send's hot path: the vote rule is checked on two small queries (the replies per
-    side, the votes), the rest of each side's state by `worker_turn_post` itself."""
+    This is the send's hot path, so both sides are handled together: the conversation and
+    both dialogues read locked in one query, both sides' turns in one, the votes in one, both
+    utterances inserted in one statement and both dialogues touched in one update."""
+    text = collection.utterance_text(text)
     with transaction.atomic():
-        conversation = worker_side_by_side_get(user=worker, pk=pk, lock=True)
-        _require_vote_given(conversation)
-        left = collection.worker_turn_post(
-            worker=worker, dialogue_id=conversation.left_id, text=text
-        )
-        right = collection.worker_turn_post(
-            worker=worker, dialogue_id=conversation.right_id, text=text
-        )
-    return PostedPair(conversation=conversation, left=left, right=right)
+        conversation = worker_side_by_side_get(user=worker, pk=pk, lock_sides=True)
+        left_turns, right_turns = _both_sides_turns(conversation)
+        voted = _require_vote_given(conversation, left_turns, right_turns)
+        refused = None
+        for dialogue, turns in ((conversation.left, left_turns), (conversation.right, right_turns)):
+            violations = collection.utterance_violations(dialogue=dialogue, turns=turns, text=text)
+            if violations:
+                refused = (dialogue, violations)
+                break
+        if refused is None:
+            left, right = Turn.objects.bulk_create(
+                [
+                    collection.utterance_turn(
+                        dialogue=conversation.left, turns=left_turns, text=text
+                    ),
+                    collection.utterance_turn(
+                        dialogue=conversation.right, turns=right_turns, text=text
+                    ),
+                ]
+            )
+            Dialogue.objects.filter(pk__in=[conversation.left_id, conversation.right_id]).update(
+                updated_at=timezone.now()
+            )
+            return PostedPair(
+                conversation=conversation,
+                left=_posted(conversation.left, left_turns, left),
+                right=_posted(conversation.right, right_turns, right),
+                voted=voted,
+            )
+    collection.utterance_refuse(dialogue=refused[0], violations=refused[1])
 
 
-def _require_vote_given(conversation: SideBySide) -> None:
+def _both_sides_turns(conversation: SideBySide) -> tuple[list[Turn], list[Turn]]:
+    """Each side's turns in order (`CHAT_TURN_FIELDS`), read in one query."""
+    turns = (
+        Turn.objects.filter(dialogue_id__in=[conversation.left_id, conversation.right_id])
+        .order_by("dialogue_id", "index")
+        .only(*CHAT_TURN_FIELDS)
+    )
+    left: list[Turn] = []
+    right: list[Turn] = []
+    for turn in turns:
+        (left if turn.dialogue_id == conversation.left_id else right).append(turn)
+    return left, right
+
+
+def _posted(dialogue: Dialogue, turns: list[Turn], turn: Turn) -> PostedUtterance:
+    return PostedUtterance(dialogue, turn, chat_state(dialogue=dialogue, turns=[*turns, turn]))
+
+
+def _require_vote_given(
+    conversation: SideBySide, left_turns: list[Turn], right_turns: list[Turn]
+) -> frozenset[int]:
+    """The turns voted on, once the rule allows another utterance."""
     voted = _voted_turns(conversation)
     if conversation.campaign.vote_timing == Campaign.VoteTiming.END:
         if voted:
             raise CollectionError(_("已经投过票了，请点击「完成」。"))
-        return
-    replies = dict(
-        Turn.objects.filter(
-            dialogue_id__in=[conversation.left_id, conversation.right_id],
-            speaker=Turn.Speaker.SYSTEM,
-        )
-        .values("dialogue_id")
-        .annotate(n=Count("pk"))
-        .values_list("dialogue_id", "n")
-    )
-    answered = min(replies.get(conversation.left_id, 0), replies.get(conversation.right_id, 0))
+        return voted
+    answered = min(answered_turns(left_turns), answered_turns(right_turns))
     if answered and answered not in voted:
         raise CollectionError(_("请先对这一轮的两条回复投票，再继续聊天。"))
+    return voted
 
 
 def _vote_source(campaign: Campaign) -> VoteSource:
@@ -220,6 +284,13 @@ def _vote_source(campaign: Campaign) -> VoteSource:
     return source
 
 
+@dataclass(frozen=True)
+class CastVote:
+    vote: Vote
+    conversation: SideBySide
+    state: ConversationState  # the conversation's state with the vote (what the page shows next)
+
+
 @transaction.atomic
 def side_by_side_vote(
     *,
@@ -227,17 +298,17 @@ def side_by_side_vote(
     pk: int,
     outcome: str,
     reason: str = "",
-) -> Vote:
+) -> CastVote:
     """Record the worker's vote on the turn due (per turn) or on the whole conversation (at the
-    end). A second vote on the same turn is refused."""
+    end). A second vote on the same turn is refused. The state after the vote comes back with
+    it, built from what the vote read (the page's controls need no second read)."""
     if outcome not in Vote.Outcome.values:
         raise CollectionError(_("请选择：A 更好、B 更好、平局或都不好。"))
     reason = (reason or "").strip()
     if len(reason) > REASON_MAX_CHARS:
         raise CollectionError(_("理由最多 %(n)d 个字。") % {"n": REASON_MAX_CHARS})
     conversation = worker_side_by_side_get(user=worker, pk=pk, lock=True)
-    left_turns = chat_turns(dialogue_id=conversation.left_id)
-    right_turns = chat_turns(dialogue_id=conversation.right_id)
+    left_turns, right_turns = _both_sides_turns(conversation)
     state = conversation_state(
         conversation=conversation, left_turns=left_turns, right_turns=right_turns
     )
@@ -256,7 +327,7 @@ def side_by_side_vote(
         "backend__name", flat=True
     )
     matcher = identity_matcher(study_words=campaign.identity_words, system_names=names)
-    return Vote.objects.create(
+    vote = Vote.objects.create(
         campaign=campaign,
         source=_vote_source(campaign),
         item=item_of(conversation.pk),
@@ -273,6 +344,13 @@ def side_by_side_vote(
         identity_leak=matcher.find(*compared)[:120],
         voted_at=timezone.now(),
     )
+    after = conversation_state(
+        conversation=conversation,
+        left_turns=left_turns,
+        right_turns=right_turns,
+        voted=state.voted_turns | {turn},
+    )
+    return CastVote(vote=vote, conversation=conversation, state=after)
 
 
 def _replies(turns: list[Turn]) -> list[str]:

@@ -467,9 +467,16 @@ def _sse(event: str, data: Any, event_id: str = "") -> str:
     return f"{head}event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def _saved_html(request: HtmxHttpRequest, event: replies.ReplySaved, alias: str, pk: int) -> str:
+def _saved_html(
+    request: HtmxHttpRequest,
+    event: replies.ReplySaved,
+    alias: str,
+    pk: int,
+    with_status: bool = True,
+) -> str:
     # Rendered from what the event carries (no query), with the request so that the status
-    # bar's finish form gets its CSRF token.
+    # bar's finish form gets its CSRF token. `with_status=False`: the page has a status bar of
+    # its own (side by side: the `controls` event), so only the turn is rendered.
     context = {
         "turn": event.turn,
         "state": event.state,
@@ -478,13 +485,10 @@ def _saved_html(request: HtmxHttpRequest, event: replies.ReplySaved, alias: str,
         "rate_while_chatting": event.rate_while_chatting,
         "oob": False,
     }
-    return json.dumps(
-        {
-            "turn_html": render_to_string(PARTS + "#turn", context, request=request),
-            "status_html": render_to_string(PARTS + "#status", context, request=request),
-        },
-        ensure_ascii=False,
-    )
+    payload = {"turn_html": render_to_string(PARTS + "#turn", context, request=request)}
+    if with_status:
+        payload["status_html"] = render_to_string(PARTS + "#status", context, request=request)
+    return json.dumps(payload, ensure_ascii=False)
 
 
 async def _reply_events(
@@ -496,10 +500,12 @@ async def _reply_events(
     prefix: str = "",
     failed_template: str = PARTS + "#failed",
     extra: dict[str, Any] | None = None,
+    with_status: bool = True,
 ) -> AsyncGenerator[str, None]:
     """A reply's events (`replies.reply_follow`) as server-sent events. `prefix` goes before
     each event's name and `extra` into the failure's context (a side-by-side page follows two
-    replies in one response: `a:chunk`, `b:chunk`, …)."""
+    replies in one response: `a:chunk`, `b:chunk`, …); `with_status=False` leaves the status
+    bar out of `saved` (see `_saved_html`)."""
     async with aclosing(follow) as events:
         async for event in events:
             if isinstance(event, replies.ReplyChunk):
@@ -507,7 +513,9 @@ async def _reply_events(
             elif isinstance(event, replies.ReplyReset):
                 yield _sse(prefix + "reset", "", event.cursor)
             elif isinstance(event, replies.ReplySaved):
-                payload = await in_db_thread(_saved_html, request, event, alias, dialogue.pk)
+                payload = await in_db_thread(
+                    _saved_html, request, event, alias, dialogue.pk, with_status
+                )
                 yield f"id: {event.cursor}\nevent: {prefix}saved\ndata: {payload}\n\n"
             else:
                 context = {**_failure_context(dialogue.pk, event), **(extra or {})}

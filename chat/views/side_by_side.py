@@ -30,6 +30,7 @@ from django_htmx.http import reswap, retarget
 
 from chat.models import Campaign, Dialogue, SideBySide
 from chat.selectors import collection as selectors
+from chat.selectors.collection import ChatState
 from chat.services import replies, scenario_assignment
 from chat.services import side_by_side_chat as services
 from chat.services.collection import CollectionError
@@ -157,10 +158,17 @@ async def side_by_side_page(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     return await _render(request, PAGE, context)
 
 
-def _controls_html(request: HtmxHttpRequest, pk: int) -> str:
-    conversation = services.worker_side_by_side_get(user=request.user, pk=pk)
-    state = services.conversation_state(conversation=conversation)
-    context = _controls_context(request, conversation, state)
+def _controls_html(
+    request: HtmxHttpRequest,
+    pk: int,
+    known: tuple[SideBySide, services.ConversationState] | None = None,
+) -> str:
+    """The status bar and vote panel; `known`: the conversation and its state, when the caller
+    has them already (a vote), else they are read."""
+    if known is None:
+        conversation = services.worker_side_by_side_get(user=request.user, pk=pk)
+        known = conversation, services.conversation_state(conversation=conversation)
+    context = _controls_context(request, *known)
     return render_to_string(PARTS + "#controls", context, request=request)
 
 
@@ -220,6 +228,17 @@ async def _merged(streams: dict[str, AsyncGenerator[str, None]]) -> AsyncGenerat
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
+async def _noting_saved(
+    follow: AsyncGenerator[replies.ReplyEvent, None], side: str, saved: dict[str, ChatState]
+) -> AsyncGenerator[replies.ReplyEvent, None]:
+    """A reply's events, noting in `saved` the side's state once its reply is saved."""
+    async with aclosing(follow) as events:
+        async for event in events:
+            if isinstance(event, replies.ReplySaved):
+                saved[side] = event.state
+            yield event
+
+
 def _side_events(
     request: HtmxHttpRequest,
     conversation: SideBySide,
@@ -235,6 +254,8 @@ def _side_events(
         prefix=f"{side}:",
         failed_template=PARTS + "#failed",
         extra={"side": side, "retry_url": retry_url},
+        # The page's status bar comes with `controls`; the script uses only the turn.
+        with_status=False,
     )
 
 
@@ -243,20 +264,31 @@ async def _send_events(
 ) -> AsyncGenerator[str, None]:
     yield f"event: sent\ndata: {sent}\n\n"
     conversation = posted.conversation
+    saved: dict[str, ChatState] = {}
     follows = {
         side: _side_events(
             request,
             conversation,
             side,
-            replies.reply_follow_dispatched(utterance_id=utterance.turn.pk),
+            _noting_saved(
+                replies.reply_follow_dispatched(utterance_id=utterance.turn.pk), side, saved
+            ),
         )
         for side, utterance in (("a", posted.left), ("b", posted.right))
     }
     async with aclosing(_merged(follows)) as events:
         async for event in events:
             yield event
+    # Both replies saved: the controls from their states and the votes the send read (no
+    # query); after a failure, read.
+    known = None
+    if len(saved) == len(SIDES):
+        state = services.state_of_sides(
+            conversation=conversation, left=saved["a"], right=saved["b"], voted=posted.voted
+        )
+        known = conversation, state
     html = await in_db_thread(
-        _in_request_language, request, _controls_html, request, conversation.pk
+        _in_request_language, request, _controls_html, request, conversation.pk, known
     )
     yield f"event: controls\ndata: {json.dumps({'html': html}, ensure_ascii=False)}\n\n"
 
@@ -337,12 +369,15 @@ async def side_by_side_retry(request: HtmxHttpRequest, pk: int, side: str) -> Ht
 
 
 def _answer_with_controls(
-    request: HtmxHttpRequest, pk: int, change: Callable[[], object]
+    request: HtmxHttpRequest,
+    pk: int,
+    change: Callable[[], tuple[SideBySide, services.ConversationState] | None],
 ) -> HttpResponse:
     """Make a change (a vote, the grounding ticks) and answer with the refreshed status bar and
-    vote panel (htmx) or the page; a refused change answers with its reason."""
+    vote panel (htmx) or the page; a refused change answers with its reason. `change` returns
+    the conversation and its state after the change when it has them (else they are read)."""
     try:
-        change()
+        known = change()
     except CollectionError as exc:
         if request.htmx:
             html = render_to_string(
@@ -353,19 +388,20 @@ def _answer_with_controls(
         return redirect("chat:sbs-page", pk=pk)
     if not request.htmx:
         return redirect("chat:sbs-page", pk=pk)
-    return HttpResponse(_controls_html(request, pk))
+    return HttpResponse(_controls_html(request, pk, known))
 
 
 @require_POST
 @_crowdworker_view()
 async def side_by_side_vote(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    def vote() -> object:
-        return services.side_by_side_vote(
+    def vote() -> tuple[SideBySide, services.ConversationState]:
+        cast = services.side_by_side_vote(
             worker=request.user,
             pk=pk,
             outcome=request.POST.get("outcome", ""),
             reason=request.POST.get("reason", ""),
         )
+        return cast.conversation, cast.state
 
     return await in_db_thread(
         _in_request_language, request, _answer_with_controls, request, pk, vote
@@ -375,8 +411,8 @@ async def side_by_side_vote(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @_crowdworker_view()
 async def side_by_side_grounding(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    def tick() -> object:
-        return services.side_by_side_ticks(
+    def tick() -> None:
+        services.side_by_side_ticks(
             worker=request.user, pk=pk, item_ids=request.POST.getlist("used")
         )
 

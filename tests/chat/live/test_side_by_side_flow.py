@@ -3,6 +3,8 @@ response, and no system's name, model or alias reaches any response of the live 
 
 from __future__ import annotations
 
+import json
+import re
 import time
 from typing import Any
 
@@ -61,6 +63,11 @@ def _setup(fake: FakeOpenAI, **fields: Any) -> tuple[Participant, SideBySide]:
     return participant, SideBySide.objects.get(left=left)
 
 
+def _without_csrf(html: str) -> str:
+    """A fragment without its CSRF tokens (masked afresh on every render)."""
+    return re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", html)
+
+
 def _no_secret(body: str, where: str) -> None:
     for secret in SECRETS:
         assert secret.casefold() not in body.casefold(), f"{secret} in {where}"
@@ -109,6 +116,12 @@ def test_both_sides_stream_at_once_and_no_identity_leaves(asgi_server: ServerThr
                 saved = min(first["a:saved"], first["b:saved"])
                 assert first["a:chunk"] < saved and first["b:chunk"] < saved
                 assert fake.max_in_flight == 2
+                # The send's controls (built from the replies' states and the votes it read)
+                # are the ones the controls view reads and renders now.
+                sent_controls = json.loads(raw.rsplit("event: controls\ndata: ", 1)[1])["html"]
+                fresh = await client.get(f"/chat/work/side-by-side/{conversation.pk}/controls/")
+                assert "vote-panel" in sent_controls
+                assert _without_csrf(sent_controls) == _without_csrf(fresh.text)
 
                 for side in ("a", "b"):
                     stream = await client.get(
@@ -121,11 +134,15 @@ def test_both_sides_stream_at_once_and_no_identity_leaves(asgi_server: ServerThr
                 vote = await client.post(
                     f"/chat/work/side-by-side/{conversation.pk}/vote/",
                     data={"outcome": "a", "reason": "更具体"},
+                    headers={"HX-Request": "true"},  # as the vote panel posts
                 )
                 assert vote.status_code == 200
                 _no_secret(vote.text, "the vote's answer")
                 controls = await client.get(f"/chat/work/side-by-side/{conversation.pk}/controls/")
                 _no_secret(controls.text, "the controls")
+                # The vote's answer (built from what the vote read) is what a fresh read shows.
+                assert "vote-panel" not in vote.text
+                assert _without_csrf(vote.text) == _without_csrf(controls.text)
                 page = await client.get(f"/chat/work/side-by-side/{conversation.pk}/")
                 _no_secret(page.text, "the page after the vote")
 

@@ -112,7 +112,9 @@ def test_the_vote_is_stored_with_its_turn_and_a_leak_is_flagged() -> None:
     _answer(conversation)
     with pytest.raises(CollectionError):  # per turn: the vote before the next utterance
         sbs.side_by_side_post(worker=worker, pk=conversation.pk, text="再聊聊天气吧好不好")
-    vote = sbs.side_by_side_vote(worker=worker, pk=conversation.pk, outcome="b", reason="更自然")
+    vote = sbs.side_by_side_vote(
+        worker=worker, pk=conversation.pk, outcome="b", reason="更自然"
+    ).vote
     assert (vote.turn, vote.outcome, vote.reason) == (1, "b", "更自然")
     assert vote.system_a_id == conversation.left.backend_id
     assert vote.system_b_id == conversation.right.backend_id
@@ -123,7 +125,7 @@ def test_the_vote_is_stored_with_its_turn_and_a_leak_is_flagged() -> None:
         sbs.side_by_side_vote(worker=worker, pk=conversation.pk, outcome="a")
     sbs.side_by_side_post(worker=worker, pk=conversation.pk, text="再聊聊天气吧好不好")
     _answer(conversation, left_text="我是 ChatGPT，由 OpenAI 训练。")
-    second = sbs.side_by_side_vote(worker=worker, pk=conversation.pk, outcome="a")
+    second = sbs.side_by_side_vote(worker=worker, pk=conversation.pk, outcome="a").vote
     assert second.turn == 2 and second.identity_leak == "chatgpt"
 
 
@@ -137,7 +139,7 @@ def test_voting_at_the_end_is_once_and_finishing_needs_it() -> None:
     _answer(conversation)
     with pytest.raises(CollectionError):
         sbs.side_by_side_submit(worker=worker, pk=conversation.pk)
-    vote = sbs.side_by_side_vote(worker=worker, pk=conversation.pk, outcome="tie")
+    vote = sbs.side_by_side_vote(worker=worker, pk=conversation.pk, outcome="tie").vote
     assert vote.turn == 2
     with pytest.raises(CollectionError):
         sbs.side_by_side_vote(worker=worker, pk=conversation.pk, outcome="a")
