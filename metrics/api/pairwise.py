@@ -81,7 +81,6 @@ class PairwiseRankingApi(APIView):
             interval=options["interval"],
             anchor=anchor,
         )
-        board.pop("replicates", None)
         if options["output"] == "csv":
             response = HttpResponse(pairwise.leaderboard_csv(board), content_type="text/csv")
             response["Content-Disposition"] = (

@@ -260,7 +260,9 @@ def leaderboard(
         "prior": result.prior,
         "signature": _signature(result, systems, options),
         "notes": notes,
-        "replicates": result.replicates[:, order].tolist() if len(result.replicates) else [],
+        # Bootstrap ratings (rounds × systems, best first) for the τ intervals; not JSON:
+        # callers drop it before storing or answering.
+        "replicates": result.replicates[:, order],
     }
 
 
@@ -314,6 +316,7 @@ def rank_pairwise(
         confidence=confidence,
         question=question,
     )
+    board.pop("replicates")
     return {**board, "left_out": rows.left_out, "options": options}
 
 
@@ -445,17 +448,17 @@ def pairwise_report_section(config: Mapping[str, Any]) -> dict[str, Any] | None:
     judges = sorted(
         {str(row.vote.voter) for row in everything.votes if row.vote.voter_kind == "judge"}
     )
+    judge_results = _judge_human(everything.votes, judges, rounds=rounds, seed=seed)
     section: dict[str, Any] = {
         "options": dict(options),
         "left_out": ranked.left_out,
         "leaderboards": leaderboards,
         "notes": problems,
-        "agreement": _agreement(everything.votes, judges, rounds=rounds, seed=seed),
+        "agreement": _agreement(everything.votes, judge_results, rounds=rounds, seed=seed),
         "position_bias": _position_bias(everything.votes),
         "accuracy": _accuracy(
             human,
-            judges,
-            everything.votes,
+            judge_results,
             leaderboards,
             run_ids=run_ids,
             metrics=list(config.get("metrics") or []),
@@ -480,33 +483,48 @@ def _agreement_rows(results: list[agreement.Agreement], **extra: Any) -> list[di
     ]
 
 
-def _agreement(
+def _judge_human(
     votes: list[vote_selectors.StoredVote], judges: list[str], *, rounds: int, seed: int
-) -> dict[str, Any]:
-    """MT-Bench agreement (with and without ties, per question and pooled): human–human and
-    each judge–human, the judge's votes one per pair by the conservative rule as MT-Bench's
-    GPT-4 pair judgments are; and each judge's consistency across the two orders."""
+) -> dict[str, list[agreement.Agreement]]:
+    """Each judge's MT-Bench agreement with the humans, its votes one per pair by the
+    conservative rule as MT-Bench's GPT-4 pair judgments are (read by the agreement table and
+    the judge's row of the accuracy table)."""
     plain = [row.vote for row in votes]
     humans = [vote for vote in plain if vote.voter_kind == "human"]
-    samples = max(rounds, 0)
+    return {
+        judge: agreement.judge_human_agreement(
+            humans + agreement.conservative_votes([v for v in plain if v.voter == judge]),
+            judge=judge,
+            samples=rounds,
+            seed=seed,
+        )
+        for judge in judges
+    }
+
+
+def _agreement(
+    votes: list[vote_selectors.StoredVote],
+    judge_results: Mapping[str, list[agreement.Agreement]],
+    *,
+    rounds: int,
+    seed: int,
+) -> dict[str, Any]:
+    """MT-Bench agreement (with and without ties, per question and pooled): human–human and
+    each judge–human; and each judge's consistency across the two orders."""
+    plain = [row.vote for row in votes]
+    humans = [vote for vote in plain if vote.voter_kind == "human"]
     out: dict[str, Any] = {
         "human_human": _agreement_rows(
-            agreement.human_agreement(humans, samples=samples, seed=seed)
+            agreement.human_agreement(humans, samples=rounds, seed=seed)
         ),
         "judge_human": [],
         "self_consistency": [],
     }
-    for judge in judges:
+    for judge, results in judge_results.items():
         own = [vote for vote in plain if vote.voter == judge]
-        combined = agreement.conservative_votes(own)
-        out["judge_human"] += _agreement_rows(
-            agreement.judge_human_agreement(
-                humans + combined, judge=judge, samples=samples, seed=seed
-            ),
-            judge=judge,
-        )
+        out["judge_human"] += _agreement_rows(results, judge=judge)
         out["self_consistency"] += _agreement_rows(
-            agreement.self_consistency(own, judge=judge, samples=samples, seed=seed), judge=judge
+            agreement.self_consistency(own, judge=judge, samples=rounds, seed=seed), judge=judge
         )
     return out
 
@@ -534,8 +552,7 @@ def _position_bias(votes: list[vote_selectors.StoredVote]) -> list[dict[str, Any
 
 def _accuracy(
     human: list[vote_selectors.StoredVote],
-    judges: list[str],
-    everything: list[vote_selectors.StoredVote],
+    judge_results: Mapping[str, list[agreement.Agreement]],
     leaderboards: list[dict[str, Any]],
     *,
     run_ids: list[int],
@@ -596,13 +613,7 @@ def _accuracy(
             }
             entry.update(_system_level(picked, boards.get(question)))
             out.append(entry)
-    plain = [row.vote for row in everything]
-    humans = [vote for vote in plain if vote.voter_kind == "human"]
-    for judge in judges:
-        combined = agreement.conservative_votes([vote for vote in plain if vote.voter == judge])
-        results = agreement.judge_human_agreement(
-            humans + combined, judge=judge, samples=rounds, seed=seed
-        )
+    for judge, results in judge_results.items():
         for question in sorted({r.question for r in results if r.question is not None}):
             tied = next(r for r in results if r.question == question and r.with_ties)
             untied = next(r for r in results if r.question == question and not r.with_ties)
@@ -656,8 +667,8 @@ def _system_level(
         "system_pairs": agreed.pairs,
         "system_tau": agreed.kendall_tau_b,
     }
-    if board.get("replicates") and agreed.systems >= 2:
-        low, high = _tau_interval(np.array(board["replicates"]), means)
+    if len(board["replicates"]) and agreed.systems >= 2:
+        low, high = _tau_interval(board["replicates"], means)
         result.update(system_tau_low=low, system_tau_high=high)
     return result
 
@@ -685,7 +696,7 @@ def _vs_absolute(
     board = leaderboards[0]
     systems = board["matrix_systems"]
     ratings = np.array([row["rating"] for row in board["systems"]], dtype=float)
-    replicates = np.array(board["replicates"]) if board.get("replicates") else None
+    replicates = board["replicates"] if len(board["replicates"]) else None
     from metrics.selectors.reports import human_score_rows, metric_score_rows
 
     absolute: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))

@@ -76,7 +76,6 @@ class Command(WorkspaceCommand):
             )
         except (pairwise.PairwiseConfigError, pairwise.PairwiseDataError) as exc:
             raise CommandError(str(exc)) from None
-        board.pop("replicates", None)
         text = (
             json.dumps(board, ensure_ascii=False, indent=1)
             if options["json"]
